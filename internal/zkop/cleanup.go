@@ -1,0 +1,59 @@
+package zkop
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// DeleteEventually deletes path (at version, or any version when -1) in
+// the background, retrying while the ensemble cannot be reached.
+//
+// It gives up in three cases, each of which means the node is gone or is
+// no longer ours to delete: the delete succeeded or found no node (or a
+// newer version: someone else's node now); the connection now has another
+// session (the old session, and with it every ephemeral node, is gone); or
+// every attempt has failed for longer than the session timeout (the server
+// has expired a session it has not heard from for that long).
+func (c *Client) DeleteEventually(path string, version int32) {
+	sid := c.Conn.SessionID()
+	go func() {
+		start := time.Now()
+		backoff := 20 * time.Millisecond
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout)
+			err := c.Delete(ctx, path, version)
+			cancel()
+			if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+				return
+			}
+			if c.Conn.SessionID() != sid || time.Since(start) > c.SessionTimeout+time.Second {
+				return
+			}
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+		}
+	}()
+}
+
+// DeleteNowOrLater deletes path at version, waiting at most until ctx is
+// done. When the delete cannot complete now (ctx done, connection down), it
+// is handed to DeleteEventually and DeleteNowOrLater returns nil: the node
+// will not outlive the session. Other errors (no node, bad version, no
+// auth) are returned as they are.
+func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int32) error {
+	err := c.Delete(ctx, path, version)
+	if isTransient(err) {
+		c.DeleteEventually(path, version)
+		return nil
+	}
+	return err
+}
+
+// isTransient reports whether err says "not now" rather than "no".
+func isTransient(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing)
+}

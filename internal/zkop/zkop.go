@@ -1,0 +1,190 @@
+// Package zkop runs the ZooKeeper requests of one lock: every call honours
+// a context, is counted, and a create whose answer arrives after the caller
+// gave up is undone instead of being left behind.
+//
+// go-zookeeper's calls take no context: while the client is disconnected a
+// request waits in its send queue until the connection comes back. Each call
+// here therefore runs the request in its own goroutine and stops waiting
+// when ctx is done. The goroutine ends when the request does (answer, or the
+// connection is closed).
+package zkop
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+)
+
+// Client is the request side of one lock. Its zero value is not usable; use New.
+type Client struct {
+	Conn *zk.Conn
+	// SessionTimeout bounds how long background clean-up keeps retrying:
+	// past it, an unreachable ensemble has expired the session and removed
+	// its ephemeral nodes itself.
+	SessionTimeout time.Duration
+
+	requests      atomic.Int64
+	notifications atomic.Int64
+}
+
+// New returns a Client for conn.
+func New(conn *zk.Conn, sessionTimeout time.Duration) *Client {
+	return &Client{Conn: conn, SessionTimeout: sessionTimeout}
+}
+
+// Stats returns the traffic counted so far.
+func (c *Client) Stats() zklocks.Stats {
+	return zklocks.Stats{Requests: c.requests.Load(), Notifications: c.notifications.Load()}
+}
+
+// Notified counts one watch event received.
+func (c *Client) Notified() { c.notifications.Add(1) }
+
+// result carries one request's outcome out of its goroutine.
+type result[T any] struct {
+	val T
+	err error
+}
+
+// call runs fn unless ctx is already done, and waits for it or for ctx.
+// When ctx wins, abandoned (if not nil) receives fn's late outcome.
+func call[T any](ctx context.Context, c *Client, fn func() (T, error), abandoned func(T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	c.requests.Add(1)
+	ch := make(chan result[T], 1)
+	go func() {
+		v, err := fn()
+		ch <- result[T]{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.val, r.err
+	case <-ctx.Done():
+		if abandoned != nil {
+			go func() { r := <-ch; abandoned(r.val, r.err) }()
+		}
+		return zero, ctx.Err()
+	}
+}
+
+// Create creates a node. If ctx ends before the answer and the create then
+// succeeds, the new node is deleted in the background.
+func (c *Client) Create(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	return call(ctx, c, func() (string, error) {
+		return c.Conn.Create(path, data, flags, acl)
+	}, func(created string, err error) {
+		if err == nil {
+			c.DeleteEventually(created, -1)
+		}
+	})
+}
+
+// Get reads a node's data and stat.
+func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	type got struct {
+		data []byte
+		stat *zk.Stat
+	}
+	g, err := call(ctx, c, func() (got, error) {
+		d, s, err := c.Conn.Get(path)
+		return got{d, s}, err
+	}, nil)
+	return g.data, g.stat, err
+}
+
+// GetW reads a node and leaves a data watch on it (fires on change and delete).
+func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	type got struct {
+		data []byte
+		stat *zk.Stat
+		ev   <-chan zk.Event
+	}
+	g, err := call(ctx, c, func() (got, error) {
+		d, s, ev, err := c.Conn.GetW(path)
+		return got{d, s, ev}, err
+	}, nil)
+	return g.data, g.stat, g.ev, err
+}
+
+// ExistsW checks a node and leaves an exists watch on it (fires on create,
+// change and delete; on a missing node it waits for a create).
+func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	type got struct {
+		ok   bool
+		stat *zk.Stat
+		ev   <-chan zk.Event
+	}
+	g, err := call(ctx, c, func() (got, error) {
+		ok, s, ev, err := c.Conn.ExistsW(path)
+		return got{ok, s, ev}, err
+	}, nil)
+	return g.ok, g.stat, g.ev, err
+}
+
+// Children lists a node's children.
+func (c *Client) Children(ctx context.Context, path string) ([]string, error) {
+	return call(ctx, c, func() ([]string, error) {
+		kids, _, err := c.Conn.Children(path)
+		return kids, err
+	}, nil)
+}
+
+// Set writes a node's data if its version still matches.
+func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
+	return call(ctx, c, func() (*zk.Stat, error) {
+		return c.Conn.Set(path, data, version)
+	}, nil)
+}
+
+// Delete deletes a node if its version still matches.
+func (c *Client) Delete(ctx context.Context, path string, version int32) error {
+	_, err := call(ctx, c, func() (struct{}, error) {
+		return struct{}{}, c.Conn.Delete(path, version)
+	}, nil)
+	return err
+}
+
+// EnsureParents creates every missing ancestor of path as a persistent
+// node, and path itself too when container is true: a container node, which
+// the server removes once its last child is gone, falling back to a
+// persistent node on servers older than 3.5.3.
+func (c *Client) EnsureParents(ctx context.Context, path string, ancestors []string, container bool, acl []zk.ACL) error {
+	for _, p := range ancestors {
+		if err := c.createIfMissing(ctx, p, false, acl); err != nil {
+			return err
+		}
+	}
+	if !container {
+		return nil
+	}
+	return c.createIfMissing(ctx, path, true, acl)
+}
+
+func (c *Client) createIfMissing(ctx context.Context, p string, container bool, acl []zk.ACL) error {
+	var err error
+	if container {
+		_, err = call(ctx, c, func() (string, error) {
+			return c.Conn.CreateContainer(p, nil, zk.FlagContainer, acl)
+		}, nil)
+		if errors.Is(err, zk.ErrUnknown) || errors.Is(err, zk.ErrAPIError) {
+			container = false // server without container support
+		}
+	}
+	if !container {
+		_, err = call(ctx, c, func() (string, error) {
+			return c.Conn.Create(p, nil, zk.FlagPersistent, acl)
+		}, nil)
+	}
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,50 @@
+package zkpath
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestValidateAcceptsOrdinaryPaths(t *testing.T) {
+	for _, p := range []string{"/a", "/locks/orders", "/a.b/c..d/.e", "/锁/订单", "/a-b_c:1"} {
+		assert.NoError(t, Validate(p), p)
+	}
+}
+
+func TestValidateRejectsBadPaths(t *testing.T) {
+	cases := map[string]string{
+		"empty":           "",
+		"relative":        "locks/a",
+		"root":            "/",
+		"trailing slash":  "/locks/",
+		"double slash":    "/locks//a",
+		"dot segment":     "/locks/./a",
+		"dotdot segment":  "/locks/../a",
+		"final dot":       "/locks/.",
+		"NUL":             "/locks/a\x00b",
+		"control char":    "/locks/a\x01b",
+		"DEL":             "/locks/a\x7fb",
+		"C1 control":      "/locks/a\u0085b",
+		"private use":     "/locks/a\ue000b",
+		"specials":        "/locks/a\ufff0b",
+		"invalid utf8":    "/locks/a\xffb",
+		"reserved":        "/zookeeper",
+		"reserved child":  "/zookeeper/quota",
+		"relative dotdot": "..",
+	}
+	for name, p := range cases {
+		t.Run(name, func(t *testing.T) {
+			assert.Error(t, Validate(p))
+		})
+	}
+}
+
+func TestValidateAllowsNamesThatOnlyStartWithZookeeper(t *testing.T) {
+	assert.NoError(t, Validate("/zookeeper-locks"))
+}
+
+func TestAncestors(t *testing.T) {
+	assert.Equal(t, []string{"/a", "/a/b"}, Ancestors("/a/b/c"))
+	assert.Empty(t, Ancestors("/a"))
+}

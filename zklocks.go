@@ -1,0 +1,41 @@
+package zklocks
+
+import "context"
+
+// Locker is the method set shared by every lock in this module.
+//
+// Lock blocks until the lock is held, ctx is done, or an error makes
+// waiting pointless; on any failure nothing of the caller is left on the
+// ensemble. TryLock does not wait for another holder: it fails with the
+// variant's ErrLocked instead. Unlock releases a held lock and fails with
+// the variant's ErrNotLocked when there is nothing to release.
+//
+// Token returns the fencing token of the current hold: the czxid of the
+// znode that represents it. Tokens of successive holds on one path grow
+// strictly, so a resource that rejects writes carrying a token smaller than
+// the largest it has seen is safe from a holder that lost the lock without
+// noticing. Token returns 0 when the lock is not held.
+//
+// Done returns a channel that is closed when the current hold ends, either
+// because Unlock released it or because it was lost (node deleted, session
+// expired, or no contact with the ensemble for longer than the session
+// timeout). When the lock is not held Done returns a closed channel.
+// A closed Done is a hint that arrives late, never a guarantee that arrives
+// early: a paused process can go on believing it holds the lock.
+type Locker interface {
+	Lock(ctx context.Context) error
+	TryLock(ctx context.Context) error
+	Unlock(ctx context.Context) error
+	Token() int64
+	Done() <-chan struct{}
+}
+
+// Stats counts the ZooKeeper traffic one lock caused from the client side.
+// The bench sets these beside the servers' own counters, so the herd effect
+// can be seen from both ends of the wire.
+type Stats struct {
+	// Requests is the number of requests the lock sent to ZooKeeper.
+	Requests int64
+	// Notifications is the number of watch events the lock received.
+	Notifications int64
+}
