@@ -1,0 +1,137 @@
+package zktest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// DefaultSessionTimeout is the session timeout Connect asks for unless
+// WithSessionTimeout says otherwise. The local ensemble grants anything
+// from 400ms to 60s.
+const DefaultSessionTimeout = 2 * time.Second
+
+// sessionWait is how long Connect waits for a session.
+const sessionWait = 10 * time.Second
+
+// ConnOption changes how Connect opens a session.
+type ConnOption func(*connConfig)
+
+type connConfig struct {
+	timeout time.Duration
+	events  chan<- zk.Event
+	dialer  zk.Dialer
+}
+
+// WithSessionTimeout sets the session timeout the client asks for.
+func WithSessionTimeout(d time.Duration) ConnOption {
+	return func(c *connConfig) { c.timeout = d }
+}
+
+// WithEvents forwards every session event of the connection to ch, without
+// blocking: an event that finds ch full is dropped, so give ch room. ch must
+// stay open until the test's cleanup has run.
+func WithEvents(ch chan<- zk.Event) ConnOption {
+	return func(c *connConfig) { c.events = ch }
+}
+
+// WithDialer makes the connection dial through d, e.g. a Cutter's Dialer.
+func WithDialer(d zk.Dialer) ConnOption {
+	return func(c *connConfig) { c.dialer = d }
+}
+
+// connInfo is what zktest remembers about a connection it opened.
+type connInfo struct {
+	cutter  *Cutter
+	timeout time.Duration // asked for
+}
+
+var conns sync.Map // *zk.Conn -> *connInfo
+
+// Connect opens a new session, one simulated client, to Servers(t) and
+// blocks until it is established, failing the test after 10s. It reads the
+// connection's event channel for as long as the connection lives
+// (go-zookeeper drops events nobody reads), keeps the client library
+// quiet, and closes the connection in t.Cleanup, waiting until the client's
+// goroutines are done.
+func Connect(t testing.TB, opts ...ConnOption) *zk.Conn {
+	t.Helper()
+	cfg := connConfig{timeout: DefaultSessionTimeout}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	conn, closeConn := open(t, Servers(t), cfg)
+	t.Cleanup(closeConn)
+	if err := waitSession(conn, 0, sessionWait); err != nil {
+		t.Fatalf("zktest: %v (servers %v)", err, Servers(t))
+	}
+	return conn
+}
+
+// open dials a connection and starts the goroutine that drains its
+// events. The returned func closes it and waits for that goroutine.
+func open(t testing.TB, servers []string, cfg connConfig) (*zk.Conn, func()) {
+	t.Helper()
+	cutter := newCutter(cfg.dialer)
+	conn, events, err := zk.Connect(servers, cfg.timeout,
+		zk.WithLogger(quiet{}), zk.WithLogInfo(false), zk.WithDialer(cutter.Dialer()))
+	if err != nil {
+		t.Fatalf("zktest: connect to %v: %v", servers, err)
+	}
+	conns.Store(conn, &connInfo{cutter: cutter, timeout: cfg.timeout})
+	drained := make(chan struct{})
+	go drain(events, cfg.events, drained)
+	return conn, func() {
+		conn.Close()
+		select {
+		case <-drained:
+		case <-time.After(10 * time.Second):
+			t.Errorf("zktest: the connection's event channel was not closed 10s after Close")
+		}
+		conns.Delete(conn)
+	}
+}
+
+// drain reads events until the client closes the channel (after Close),
+// forwarding each one to fwd when it has room.
+func drain(events <-chan zk.Event, fwd chan<- zk.Event, done chan<- struct{}) {
+	defer close(done)
+	for ev := range events {
+		if fwd != nil {
+			select {
+			case fwd <- ev:
+			default:
+			}
+		}
+	}
+}
+
+// waitSession polls until conn has a session other than notSID.
+func waitSession(conn *zk.Conn, notSID int64, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		if conn.State() == zk.StateHasSession && conn.SessionID() != notSID && conn.SessionID() != 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return &noSessionError{within: within, state: conn.State()}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+type noSessionError struct {
+	within time.Duration
+	state  zk.State
+}
+
+func (e *noSessionError) Error() string {
+	return "no ZooKeeper session after " + e.within.String() + " (state " + e.state.String() + ")"
+}
+
+// quiet is a zk.Logger that drops everything.
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}

@@ -1,0 +1,20 @@
+// Package zktest is the test helper of every package that talks to
+// ZooKeeper: it finds (or starts) the ensemble, opens one session per
+// simulated client, makes unique lock paths, and cuts connections to make
+// sessions expire.
+//
+// A package's tests use it like this:
+//
+//	func TestMain(m *testing.M) { zktest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		conn := zktest.Connect(t)     // fails the test when no ZooKeeper
+//		path := zktest.LockPath(t)    // "/zklocks-test/TestSomething-1f2e..."
+//		...
+//	}
+//
+// The ensemble is ZK_SERVERS (host:port,...) when that is set, else a local
+// three-node ensemble (internal/ensemble) started once per test binary on
+// first use and closed by Main. Without any ZooKeeper the tests fail with a
+// message that says how to install one; only go test -short skips them.
+package zktest

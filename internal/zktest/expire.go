@@ -1,0 +1,81 @@
+package zktest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ExpireSession makes the servers expire conn's session and blocks until
+// the client has a new one. conn must come from Connect and have a session.
+//
+// go-zookeeper v1.0.4 can not open a second connection with the same
+// session id and password (the usual way to force an expiry), so the
+// session is starved instead: ExpireSession creates an ephemeral probe
+// node with conn, cuts conn's connections with its Cutter, and watches the
+// probe from a second session. ZooKeeper deletes a session's ephemeral
+// nodes in the same transaction that expires it, so the probe's deletion
+// is the servers' own word that the session is gone (one session timeout,
+// rounded up to a tick, after the cut). Then it heals the Cutter; the
+// client reconnects, is told zk.StateExpired, and starts a new session.
+func ExpireSession(t testing.TB, conn *zk.Conn) {
+	t.Helper()
+	v, ok := conns.Load(conn)
+	if !ok {
+		t.Fatal("zktest: ExpireSession needs a connection opened by zktest.Connect")
+	}
+	info := v.(*connInfo)
+	sid := conn.SessionID()
+	if conn.State() != zk.StateHasSession || sid == 0 {
+		t.Fatalf("zktest: ExpireSession: connection has no session (state %v)", conn.State())
+	}
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := conn.Create(Root, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatalf("zktest: ExpireSession: create %s: %v", Root, err)
+	}
+	probe := fmt.Sprintf("%s/expire-probe-%016x-%s", Root, sid, randomHex(4))
+	if _, err := conn.Create(probe, nil, zk.FlagEphemeral, acl); err != nil {
+		t.Fatalf("zktest: ExpireSession: create probe %s: %v", probe, err)
+	}
+
+	watcher, closeWatcher := open(t, Servers(t), connConfig{timeout: DefaultSessionTimeout})
+	defer closeWatcher()
+	if err := waitSession(watcher, 0, sessionWait); err != nil {
+		t.Fatalf("zktest: ExpireSession: watcher: %v", err)
+	}
+
+	info.cutter.Cut()
+	defer info.cutter.Heal()
+	// The server's session timeout is at most the one asked for, rounded
+	// up to whole ticks; allow it twice plus slack for a loaded machine.
+	if err := waitGone(watcher, probe, 2*info.timeout+10*time.Second); err != nil {
+		t.Fatalf("zktest: ExpireSession: session 0x%x: %v", sid, err)
+	}
+	info.cutter.Heal()
+	if err := waitSession(conn, sid, sessionWait); err != nil {
+		t.Fatalf("zktest: ExpireSession: after the expiry of 0x%x: %v", sid, err)
+	}
+}
+
+// waitGone blocks until path does not exist, using exists watches.
+func waitGone(conn *zk.Conn, path string, within time.Duration) error {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		exists, _, ch, err := conn.ExistsW(path)
+		if err != nil {
+			return fmt.Errorf("exists %s: %w", path, err)
+		}
+		if !exists {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			return fmt.Errorf("%s still exists after %v", path, within)
+		}
+	}
+}

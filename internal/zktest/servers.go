@@ -1,0 +1,123 @@
+package zktest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/ensemble"
+)
+
+// startTimeout bounds the start of the shared local ensemble.
+const startTimeout = 2 * time.Minute
+
+var local struct {
+	mu      sync.Mutex
+	started bool // a start was attempted; err holds its failure
+	closed  bool
+	e       *ensemble.Ensemble
+	err     error
+	took    time.Duration
+}
+
+// Main is the TestMain of every package that talks to ZooKeeper: it runs
+// the tests and then closes the local ensemble, if one was started.
+func Main(m *testing.M) {
+	code := m.Run()
+	closeLocal()
+	os.Exit(code)
+}
+
+func closeLocal() {
+	local.mu.Lock()
+	defer local.mu.Unlock()
+	local.closed = true
+	if local.e != nil {
+		local.e.Close()
+		local.e = nil
+	}
+}
+
+// Servers returns the client addresses of the ensemble the tests use:
+// ZK_SERVERS (comma-separated) when set, else a local 3-node ensemble
+// started once per test binary, on first use (this call then blocks for
+// the few seconds the start takes). Under go test -short it skips the test.
+// It fails the test, never skips it, when no ZooKeeper can be found (the
+// message says how to get one) or the ensemble fails to start; after a
+// failed start every later call in the binary fails at once with the same
+// error.
+func Servers(t testing.TB) []string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs ZooKeeper; run without -short")
+	}
+	if s := external(); s != nil {
+		return s
+	}
+	return localEnsemble(t).Servers()
+}
+
+// Ensemble returns the local ensemble, for fault tests that stop, kill or
+// restart members. Members that the test leaves stopped are restarted when
+// the test ends, so later tests in the binary see a whole ensemble. When
+// ZK_SERVERS is set it skips the test: an external ensemble can not be
+// killed from here.
+func Ensemble(t testing.TB) *ensemble.Ensemble {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs ZooKeeper; run without -short")
+	}
+	if external() != nil {
+		t.Skip("fault test needs a local ensemble it can kill; unset ZK_SERVERS")
+	}
+	e := localEnsemble(t)
+	t.Cleanup(func() {
+		if err := e.StartStopped(); err != nil && !errors.Is(err, ensemble.ErrClosed) {
+			t.Errorf("zktest: restarting the members this test stopped: %v", err)
+		}
+	})
+	return e
+}
+
+// external parses ZK_SERVERS; nil when it is unset or blank.
+func external() []string {
+	var out []string
+	for _, s := range strings.Split(os.Getenv("ZK_SERVERS"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func localEnsemble(t testing.TB) *ensemble.Ensemble {
+	t.Helper()
+	local.mu.Lock()
+	defer local.mu.Unlock()
+	if local.closed {
+		t.Fatal("zktest: the local ensemble is closed (Main has returned)")
+	}
+	if !local.started {
+		local.started = true
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		t0 := time.Now()
+		local.e, local.err = ensemble.Start(ctx, ensemble.DefaultConfig())
+		local.took = time.Since(t0)
+		cancel()
+		if local.err == nil {
+			t.Logf("zktest: started a local %d-node ZooKeeper %s ensemble in %v: %s",
+				local.e.Size(), local.e.Version(), local.took.Round(time.Millisecond), local.e.ConnectString())
+		}
+	}
+	switch {
+	case errors.Is(local.err, ensemble.ErrNoZooKeeper):
+		t.Fatal(local.err.Error())
+	case local.err != nil:
+		t.Fatalf("zktest: the local ZooKeeper ensemble failed to start (not retried in this test binary): %v", local.err)
+	}
+	return local.e
+}
