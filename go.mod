@@ -3,6 +3,7 @@ module github.com/zklocks/zklocks
 go 1.24
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0
@@ -10,7 +11,6 @@ require (
 )
 
 require (
-	github.com/HdrHistogram/hdrhistogram-go v1.1.2 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/kr/text v0.2.0 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect

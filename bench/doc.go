@@ -1,0 +1,39 @@
+// Package bench is the side-by-side harness: it runs every lock of the
+// repository, and go-zookeeper's own Lock as the peer, on the same
+// ensemble, with the same contenders, and measures what each step of the
+// progression buys.
+//
+// A run (Run, Config) gives N contenders one session each, all contending
+// for one lock path, for a number of acquisitions or a duration, with an
+// optional critical section. It measures:
+//
+//   - throughput (acquisitions per second);
+//   - acquire latency (Lock called to Lock returned) and handoff latency
+//     (just before one holder calls Unlock to just after the next holder's
+//     Lock returns; one process, one monotonic clock), p50/p99/max from an
+//     HDR histogram;
+//   - what the servers counted, from mntr, read from every member before
+//     and after the run: watchers fired (the zk_sum_node_*_watch_count
+//     summaries, summed over members and event types), quorum writes (the
+//     leader's zk_proposal_count), packets received and sent;
+//   - watch events that reached the contenders' sessions, seen on the wire
+//     through go-zookeeper's event callback, and the lock's own Stats()
+//     where it keeps them.
+//
+// Sessions are opened, and the lock path created, before the first mntr
+// reading, and closed after the second, so that the session creates and
+// closes (quorum writes too) stay out of the counts.
+//
+// Two floors, measured on the same ensemble (MeasureFloors), give every
+// latency a yardstick that cancels the machine's speed: one session
+// creating and deleting a node (two writes, the least an acquire plus a
+// release can cost), and the time from a delete to the NodeDeleted event
+// on another session's data watch (the least a handoff can cost).
+//
+// Every run also records its history of holds (enter, exit, token) and
+// fails with ErrMutualExclusion if two holds overlap or a token does not
+// grow, and fails if the lock leaves a node behind.
+//
+// The same harness runs as Go benchmarks (BenchmarkLock, for benchstat)
+// and from the command line (zklocks bench), which writes docs/results.
+package bench

@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Floors are the costs no lock can beat on this ensemble, measured in the
+// same run as the locks so that ratios cancel the machine's speed.
+type Floors struct {
+	// CreateDelete is one session creating an ephemeral node and deleting
+	// it again: two quorum writes, the least an acquire plus a release of
+	// a node-based lock costs.
+	CreateDelete Latency
+	// Notify is the time from just before one session deletes a node to
+	// the moment another session, holding a data watch on it, receives
+	// the NodeDeleted event: the least a handoff between two sessions
+	// costs.
+	Notify Latency
+	// Samples is the number of samples behind each.
+	Samples int
+}
+
+// MeasureFloors measures both floors with samples samples each. Sessions
+// are spread over the servers, and the notification pairs rotate over
+// every (deleter's member, watcher's member) combination, the same mix a
+// round-robin set of contenders sees.
+func MeasureFloors(ctx context.Context, servers []string, samples int) (Floors, error) {
+	if samples <= 0 {
+		samples = 100
+	}
+	f := Floors{Samples: samples}
+	ss, err := connectAll(ctx, servers, 2*len(servers))
+	if err != nil {
+		return f, err
+	}
+	defer closeAll(ss)
+	deleters, watchers := ss[:len(servers)], ss[len(servers):]
+
+	root, err := makeRunDir(ss[0].conn, "floors")
+	if err != nil {
+		return f, err
+	}
+	defer deleteTree(ss[0].conn, root)
+	node := root + "/n"
+
+	cd := newHistogram()
+	for i := range samples {
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+		c := deleters[i%len(deleters)].conn
+		t0 := time.Now()
+		if _, err := c.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			return f, fmt.Errorf("bench: floor create: %w", err)
+		}
+		if err := c.Delete(node, -1); err != nil {
+			return f, fmt.Errorf("bench: floor delete: %w", err)
+		}
+		cd.record(time.Since(t0))
+	}
+	f.CreateDelete = cd.summary()
+
+	nt := newHistogram()
+	pairs := len(deleters) * len(watchers)
+	for i := range samples {
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+		p := i % pairs
+		d, w := deleters[p/len(watchers)].conn, watchers[p%len(watchers)].conn
+		if _, err := d.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			return f, fmt.Errorf("bench: floor create: %w", err)
+		}
+		_, _, ch, err := w.GetW(node)
+		if err != nil {
+			return f, fmt.Errorf("bench: floor watch: %w", err)
+		}
+		type got struct {
+			at time.Time
+			ev zk.Event
+		}
+		gotc := make(chan got, 1)
+		go func() { ev := <-ch; gotc <- got{time.Now(), ev} }()
+		t0 := time.Now()
+		if err := d.Delete(node, -1); err != nil {
+			return f, fmt.Errorf("bench: floor delete: %w", err)
+		}
+		select {
+		case g := <-gotc:
+			if g.ev.Type != zk.EventNodeDeleted {
+				return f, fmt.Errorf("bench: floor watch fired with %v", g.ev.Type)
+			}
+			nt.record(g.at.Sub(t0))
+		case <-time.After(SessionTimeout):
+			return f, fmt.Errorf("bench: floor watch never fired")
+		}
+	}
+	f.Notify = nt.summary()
+	return f, nil
+}

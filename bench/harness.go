@@ -1,0 +1,436 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+)
+
+// Config is one run: one variant, one number of contenders.
+type Config struct {
+	// Servers are the ensemble's client addresses (host:port). The
+	// contenders' sessions are spread over them round-robin, and mntr is
+	// read from every one of them.
+	Servers []string
+	// Variant is the lock under test.
+	Variant Variant
+	// Contenders is the number of contenders, each with its own session
+	// and its own lock object on the same path; default 1.
+	Contenders int
+	// Acquisitions is the total number of acquisitions, shared by all
+	// contenders. When 0, the run lasts Duration instead.
+	Acquisitions int
+	// Duration bounds a run without Acquisitions; default 3s. Contenders
+	// stop asking for the lock once it has passed (waiters already queued
+	// still get it once).
+	Duration time.Duration
+	// Hold is the time a contender keeps the lock (the critical section);
+	// default 0.
+	Hold time.Duration
+	// Reentries is the number of nested Lock/Unlock pairs a holder makes
+	// while it holds the lock, for variants that support re-entry.
+	Reentries int
+	// Floors, when set, is copied into the Result for the ratios.
+	Floors *Floors
+	// OnStart and OnStop, when set, are called right before the first
+	// contender starts and right after the last one ends (testing.B
+	// uses them to time only the contention phase).
+	OnStart, OnStop func()
+}
+
+// Result is what one run measured.
+type Result struct {
+	Variant      string
+	Contenders   int
+	Hold         time.Duration
+	Reentries    int
+	Acquisitions int64
+	Elapsed      time.Duration
+	// Acquire is the time from calling Lock to its return.
+	Acquire Latency
+	// Handoff is the time from just before one holder calls Unlock to
+	// just after the next holder's Lock returns, for every acquisition
+	// whose Lock was already waiting when the release began (so there is
+	// no handoff at one contender).
+	Handoff Latency
+	// Notifications is the number of watch events that reached the
+	// contenders' sessions; SelfNotifications is the part of them that
+	// told a releasing holder about the deletion of its own node (the
+	// hold monitor's watch), which wakes no other contender.
+	Notifications, SelfNotifications int64
+	// LockStats sums Stats() over the contenders' locks, for locks that
+	// keep statistics; nil otherwise.
+	LockStats *zklocks.Stats
+	// Server is what the servers counted during the run.
+	Server ServerCounts
+	// Floors are the floors the run was compared with.
+	Floors Floors
+	// Holds is the number of holds recorded and checked for mutual
+	// exclusion (one per acquisition).
+	Holds int
+}
+
+// Throughput is acquisitions per second.
+func (r Result) Throughput() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Acquisitions) / r.Elapsed.Seconds()
+}
+
+func (r Result) per(x int64) float64 {
+	if r.Acquisitions == 0 {
+		return 0
+	}
+	return float64(x) / float64(r.Acquisitions)
+}
+
+// WatchersPerRelease is the number of watchers the servers fired per
+// release, leaving out the releasing holder's watch on its own node: the
+// contenders a release wakes up. Every acquisition is released once.
+func (r Result) WatchersPerRelease() float64 {
+	return r.per(r.Server.WatchersFired - r.SelfNotifications)
+}
+
+// RawWatchersPerRelease counts every watcher the servers fired.
+func (r Result) RawWatchersPerRelease() float64 { return r.per(r.Server.WatchersFired) }
+
+// SelfWatchesPerRelease is the releasing holder's own watch per release.
+func (r Result) SelfWatchesPerRelease() float64 { return r.per(r.SelfNotifications) }
+
+// WritesPerAcquisition is the leader's proposals per acquisition.
+func (r Result) WritesPerAcquisition() float64 { return r.per(r.Server.Proposals) }
+
+// NotificationsPerAcquisition is watch events received per acquisition.
+func (r Result) NotificationsPerAcquisition() float64 { return r.per(r.Notifications) }
+
+// PacketsPerAcquisition is client packets the servers received per
+// acquisition (requests and pings).
+func (r Result) PacketsPerAcquisition() float64 { return r.per(r.Server.PacketsReceived) }
+
+// HandoffFloorRatio is the handoff p50 over the delete-to-notification
+// floor's p50 (0 when either is missing).
+func (r Result) HandoffFloorRatio() float64 {
+	return ratio(r.Handoff.P50, r.Floors.Notify.P50)
+}
+
+// HandoffP99FloorRatio compares the p99s.
+func (r Result) HandoffP99FloorRatio() float64 {
+	return ratio(r.Handoff.P99, r.Floors.Notify.P99)
+}
+
+// CycleFloorRatio is the mean time per acquisition (elapsed over
+// acquisitions) over the create+delete floor's p50: 1.0 means the lock
+// costs no more than its two writes.
+func (r Result) CycleFloorRatio() float64 {
+	if r.Acquisitions == 0 {
+		return 0
+	}
+	return ratio(r.Elapsed/time.Duration(r.Acquisitions), r.Floors.CreateDelete.P50)
+}
+
+func ratio(a, b time.Duration) float64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// ErrMutualExclusion is returned (wrapped) when a run's recorded history
+// shows two holders at once, or a token that did not grow.
+var ErrMutualExclusion = errors.New("bench: mutual exclusion violated")
+
+type nodeNamer interface{ Node() string }
+
+type statser interface{ Stats() zklocks.Stats }
+
+// contender is one goroutine's state.
+type contender struct {
+	id      int
+	s       *session
+	l       zklocks.Locker
+	ctx     context.Context
+	acquire *histogram
+	handoff *histogram
+	holds   []Hold
+}
+
+// Hold is one recorded hold: Enter just after Lock returned, Exit just
+// before Unlock was called, both on the run's monotonic clock.
+type Hold struct {
+	Contender   int
+	Enter, Exit time.Duration
+	Token       int64
+}
+
+// Run performs one run. Sessions are opened, and the lock path prepared,
+// before the servers' counters are read, and closed after they are read
+// again, so the counts hold only the contention.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if len(cfg.Servers) == 0 {
+		return Result{}, errors.New("bench: no servers")
+	}
+	if cfg.Variant.New == nil {
+		return Result{}, errors.New("bench: no variant")
+	}
+	if cfg.Contenders <= 0 {
+		cfg.Contenders = 1
+	}
+	if cfg.Acquisitions <= 0 && cfg.Duration <= 0 {
+		cfg.Duration = 3 * time.Second
+	}
+	if cfg.Reentries > 0 && cfg.Variant.Reenter == nil {
+		cfg.Reentries = 0
+	}
+	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Reentries: cfg.Reentries}
+	if cfg.Floors != nil {
+		res.Floors = *cfg.Floors
+	}
+
+	ss, err := connectAll(ctx, cfg.Servers, cfg.Contenders)
+	if err != nil {
+		return res, err
+	}
+	closed := false
+	closeSessions := func() {
+		if !closed {
+			closed = true
+			closeAll(ss)
+		}
+	}
+	defer closeSessions()
+	admin := ss[0].conn
+
+	dir, err := makeRunDir(admin, fmt.Sprintf("%s-n%d", cfg.Variant.Name, cfg.Contenders))
+	if err != nil {
+		return res, err
+	}
+	defer deleteTree(admin, dir)
+	lockPath := dir + "/lock"
+	if !cfg.Variant.NodeAtPath {
+		if _, err := admin.Create(lockPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			return res, fmt.Errorf("bench: create %s: %w", lockPath, err)
+		}
+	}
+
+	cs := make([]*contender, cfg.Contenders)
+	for i := range cs {
+		l, err := cfg.Variant.New(ss[i].conn, lockPath)
+		if err != nil {
+			return res, fmt.Errorf("bench: new %s: %w", cfg.Variant.Name, err)
+		}
+		c := &contender{id: i, s: ss[i], l: l, ctx: ctx, acquire: newHistogram(), handoff: newHistogram()}
+		if cfg.Acquisitions > 0 {
+			c.holds = make([]Hold, 0, cfg.Acquisitions/cfg.Contenders+2)
+		}
+		cs[i] = c
+	}
+
+	settle(ctx, cfg.Servers)
+	before, err := takeSnapshot(cfg.Servers)
+	if err != nil {
+		return res, err
+	}
+	for _, s := range ss {
+		s.events.Store(0)
+		s.self.Store(0)
+	}
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	for _, c := range cs {
+		c.ctx = runCtx
+		if cfg.Variant.Context != nil {
+			c.ctx = cfg.Variant.Context(runCtx, c.id)
+		}
+	}
+	var (
+		tickets     atomic.Int64
+		stop        atomic.Bool
+		lastRelease atomic.Int64
+	)
+	tickets.Store(int64(cfg.Acquisitions))
+	lastRelease.Store(-1)
+	nodeAtPath := ""
+	if cfg.Variant.NodeAtPath {
+		nodeAtPath = lockPath
+	}
+
+	if cfg.OnStart != nil {
+		cfg.OnStart()
+	}
+	start := time.Now()
+	since := func() time.Duration { return time.Since(start) }
+	var timer *time.Timer
+	if cfg.Acquisitions <= 0 {
+		timer = time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
+	}
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.loop(cfg, &tickets, &stop, &lastRelease, since, nodeAtPath); err != nil {
+				cancel(fmt.Errorf("contender %d: %w", c.id, err))
+			}
+		}()
+	}
+	// A peer Lock ignores ctx: if the run is cancelled, closing the
+	// sessions is what unblocks it.
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-runCtx.Done():
+		select {
+		case <-waited:
+		case <-time.After(SessionTimeout):
+			closeSessions()
+			<-waited
+		}
+	}
+	res.Elapsed = since()
+	if cfg.OnStop != nil {
+		cfg.OnStop()
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+	if err := context.Cause(runCtx); err != nil && runCtx.Err() != nil {
+		return res, fmt.Errorf("bench: %s with %d contenders: %w", cfg.Variant.Name, cfg.Contenders, err)
+	}
+
+	settle(ctx, cfg.Servers)
+	after, err := takeSnapshot(cfg.Servers)
+	if err != nil {
+		return res, err
+	}
+	res.Server, err = diff(before, after)
+	if err != nil {
+		return res, err
+	}
+
+	acq, hand := newHistogram(), newHistogram()
+	var holds []Hold
+	var st zklocks.Stats
+	hasStats := false
+	for _, c := range cs {
+		acq.merge(c.acquire)
+		hand.merge(c.handoff)
+		holds = append(holds, c.holds...)
+		res.Notifications += c.s.events.Load()
+		res.SelfNotifications += c.s.self.Load()
+		if sl, ok := c.l.(statser); ok {
+			hasStats = true
+			x := sl.Stats()
+			st.Requests += x.Requests
+			st.Notifications += x.Notifications
+		}
+	}
+	if hasStats {
+		res.LockStats = &st
+	}
+	res.Acquire, res.Handoff = acq.summary(), hand.summary()
+	res.Acquisitions = int64(len(holds))
+	res.Holds = len(holds)
+
+	// Nothing of the lock may be left behind.
+	if cfg.Variant.NodeAtPath {
+		if ok, _, err := admin.Exists(lockPath); err == nil && ok {
+			return res, fmt.Errorf("bench: %s left its lock node %s behind", cfg.Variant.Name, lockPath)
+		}
+	} else if kids, _, err := admin.Children(lockPath); err == nil && len(kids) > 0 {
+		return res, fmt.Errorf("bench: %s left %d nodes behind under %s: %v", cfg.Variant.Name, len(kids), lockPath, kids)
+	}
+	if err := CheckHistory(holds); err != nil {
+		return res, fmt.Errorf("bench: %s with %d contenders: %w", cfg.Variant.Name, cfg.Contenders, err)
+	}
+	return res, nil
+}
+
+// loop is one contender: take a ticket (or check the clock), lock, hold,
+// release, until the run is over.
+func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, lastRelease *atomic.Int64,
+	since func() time.Duration, nodeAtPath string) error {
+	namer, _ := c.l.(nodeNamer)
+	for {
+		if cfg.Acquisitions > 0 {
+			if tickets.Add(-1) < 0 {
+				return nil
+			}
+		} else if stop.Load() {
+			return nil
+		}
+		if c.ctx.Err() != nil {
+			return nil
+		}
+		called := since()
+		if err := c.l.Lock(c.ctx); err != nil {
+			if c.ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("Lock: %w", err)
+		}
+		enter := since()
+		c.acquire.record(enter - called)
+		if rel := time.Duration(lastRelease.Load()); rel >= 0 && called < rel {
+			c.handoff.record(enter - rel)
+		}
+		token := c.l.Token()
+		own := nodeAtPath
+		if namer != nil {
+			own = namer.Node()
+		}
+		c.s.ownNode.Store(&own)
+		var err error
+		if cfg.Hold > 0 {
+			time.Sleep(cfg.Hold)
+		}
+		for range cfg.Reentries {
+			if err = cfg.Variant.Reenter(c.ctx, c.l); err != nil {
+				err = fmt.Errorf("re-entry: %w", err)
+				break
+			}
+		}
+		exit := since()
+		c.holds = append(c.holds, Hold{Contender: c.id, Enter: enter, Exit: exit, Token: token})
+		lastRelease.Store(int64(exit))
+		uctx := c.ctx
+		if uctx.Err() != nil {
+			uctx = context.WithoutCancel(uctx)
+		}
+		if uerr := c.l.Unlock(uctx); uerr != nil {
+			return errors.Join(err, fmt.Errorf("Unlock: %w", uerr))
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// CheckHistory checks that no two recorded holds overlap and that tokens
+// (where the lock gives them) grow strictly from one hold to the next.
+func CheckHistory(holds []Hold) error {
+	hs := slices.Clone(holds)
+	slices.SortFunc(hs, func(a, b Hold) int { return int(a.Enter - b.Enter) })
+	for i := 1; i < len(hs); i++ {
+		p, h := hs[i-1], hs[i]
+		if h.Enter < p.Exit {
+			return fmt.Errorf("%w: contender %d entered at %v while contender %d held it until %v",
+				ErrMutualExclusion, h.Contender, h.Enter, p.Contender, p.Exit)
+		}
+		if p.Token != 0 && h.Token != 0 && h.Token <= p.Token {
+			return fmt.Errorf("%w: token %d of contender %d does not follow token %d of contender %d",
+				ErrMutualExclusion, h.Token, h.Contender, p.Token, p.Contender)
+		}
+	}
+	return nil
+}

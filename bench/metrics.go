@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+)
+
+// MetricReporter is the part of testing.B that ReportMetrics uses.
+type MetricReporter interface {
+	ReportMetric(n float64, unit string)
+}
+
+// Metric units, as they appear in benchmark output (benchstat reads them).
+const (
+	UnitWatchers      = "watchers/release"
+	UnitSelfWatches   = "self-watches/release"
+	UnitWrites        = "writes/acq"
+	UnitNotifications = "notifications/acq"
+	UnitPackets       = "packets/acq"
+	UnitHandoffP50    = "handoff-p50-ns"
+	UnitHandoffP99    = "handoff-p99-ns"
+	UnitHandoffFloor  = "handoff/floor"
+	UnitAcquireP50    = "acquire-p50-ns"
+	UnitThroughput    = "acq/s"
+)
+
+// ReportMetrics reports a run's figures as custom benchmark metrics.
+func ReportMetrics(b MetricReporter, r Result) {
+	b.ReportMetric(r.WatchersPerRelease(), UnitWatchers)
+	b.ReportMetric(r.SelfWatchesPerRelease(), UnitSelfWatches)
+	b.ReportMetric(r.WritesPerAcquisition(), UnitWrites)
+	b.ReportMetric(r.NotificationsPerAcquisition(), UnitNotifications)
+	b.ReportMetric(r.PacketsPerAcquisition(), UnitPackets)
+	b.ReportMetric(float64(r.Acquire.P50), UnitAcquireP50)
+	if r.Handoff.Count > 0 {
+		b.ReportMetric(float64(r.Handoff.P50), UnitHandoffP50)
+		b.ReportMetric(float64(r.Handoff.P99), UnitHandoffP99)
+		b.ReportMetric(r.HandoffFloorRatio(), UnitHandoffFloor)
+	}
+	b.ReportMetric(r.Throughput(), UnitThroughput)
+}
+
+// Line is a one-line summary of a run, for logs.
+func (r Result) Line() string {
+	return fmt.Sprintf("%-16s n=%-3d acq=%-5d %7.1f acq/s  acquire p50 %v  handoff p50 %v p99 %v (%.2fx floor)  "+
+		"watchers/release %.2f (+%.2f self)  writes/acq %.2f  notifications/acq %.2f  packets/acq %.1f",
+		r.Variant, r.Contenders, r.Acquisitions, r.Throughput(), round(r.Acquire.P50),
+		round(r.Handoff.P50), round(r.Handoff.P99), r.HandoffFloorRatio(),
+		r.WatchersPerRelease(), r.SelfWatchesPerRelease(), r.WritesPerAcquisition(),
+		r.NotificationsPerAcquisition(), r.PacketsPerAcquisition())
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= 100*time.Millisecond:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	default:
+		return d.Round(time.Microsecond)
+	}
+}

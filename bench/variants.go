@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+)
+
+// Factory makes one contender's lock on path, over conn (its own session).
+type Factory func(conn *zk.Conn, path string) (zklocks.Locker, error)
+
+// Variant is one lock the bench can run.
+type Variant struct {
+	// Name is the registry key, e.g. "sequential".
+	Name string
+	// New makes one contender's lock.
+	New Factory
+	// Describe is one line for tables and figures.
+	Describe string
+	// NodeAtPath is true for a lock whose node is the lock path itself
+	// (naive); the others queue children under the lock path, which the
+	// bench creates before the run so that no container node is reaped or
+	// re-created while it runs.
+	NodeAtPath bool
+	// Context, when set, derives the context a contender passes to every
+	// call (reentrant keys re-entry by an owner carried in the context).
+	Context func(ctx context.Context, contender int) context.Context
+	// Reenter, when set, is called while a contender holds the lock, to
+	// take and release it once more from the same owner. The bench runs
+	// it when Config.Reentries > 0.
+	Reenter func(ctx context.Context, l zklocks.Locker) error
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Variant{}
+	// order is the progression in which tables and figures list variants.
+	order = []string{"naive", "sequential", "reentrant-memory", "reentrant-node", "timeout", "zk-peer"}
+)
+
+// Register adds a variant. The variant packages are registered by this
+// package itself (variants_*.go); Register is exported for experiments.
+func Register(v Variant) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if v.Name == "" || v.New == nil {
+		panic("bench: Register needs a name and a factory")
+	}
+	registry[v.Name] = v
+	if !slices.Contains(order, v.Name) {
+		order = append(order, v.Name)
+	}
+}
+
+// Lookup returns the variant registered under name.
+func Lookup(name string) (Variant, error) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	v, ok := registry[name]
+	if !ok {
+		return Variant{}, fmt.Errorf("bench: unknown variant %q (have %v)", name, namesLocked())
+	}
+	return v, nil
+}
+
+// Names lists the registered variants in the order of the progression.
+func Names() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var out []string
+	for _, n := range order {
+		if _, ok := registry[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
