@@ -1,0 +1,213 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// testTryLock: TryLock fails with Locked at once while another session
+// holds the lock, leaves nothing behind, and succeeds once the lock is free.
+func (s *suite) testTryLock(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	path := zktest.LockPath(t)
+	a := s.newClient(t, path, 0)
+	b := s.newClient(t, path, 0)
+
+	if err := a.l.TryLock(ctx); err != nil {
+		t.Fatalf("a: TryLock on a free lock: %v", err)
+	}
+	tokenA := a.l.Token()
+	// ctx has seconds left: a TryLock that waited for a's hold would end
+	// with the ctx error instead of Locked.
+	err := b.l.TryLock(ctx)
+	if !errors.Is(err, s.v.Errors.Locked) {
+		t.Fatalf("b: TryLock while a holds: %v, want %v", err, s.v.Errors.Locked)
+	}
+	if tok := b.l.Token(); tok != 0 {
+		t.Errorf("b: Token() = %d after a failed TryLock, want 0", tok)
+	}
+	if !isClosed(b.l.Done()) {
+		t.Errorf("b: Done() open after a failed TryLock, want closed")
+	}
+	s.requireNoNodes(t, a.conn, path, b.sid, 0, "a failed TryLock")
+	s.requireNodes(t, a.conn, path, a.sid, "a's hold after b's TryLock")
+
+	mustUnlock(t, ctx, "a", a.l)
+	if err := b.l.TryLock(ctx); err != nil {
+		t.Fatalf("b: TryLock after a's Unlock: %v", err)
+	}
+	if tokenB := b.l.Token(); tokenB <= tokenA {
+		t.Errorf("b's token %d is not larger than a's earlier token %d", tokenB, tokenA)
+	}
+	mustUnlock(t, ctx, "b", b.l)
+	s.requireNoNodes(t, a.conn, path, b.sid, 0, "b's Unlock")
+}
+
+// testCancel: a Lock whose ctx ends returns the ctx error and leaves
+// nothing of its client behind, wherever the end catches it.
+func (s *suite) testCancel(t *testing.T) {
+	t.Run("BeforeCreate", s.testCancelBeforeCreate)
+	t.Run("WhileWaiting", s.testCancelWhileWaiting)
+	t.Run("RacingAcquisition", s.testCancelRacingAcquisition)
+}
+
+func (s *suite) testCancelBeforeCreate(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{
+		{"Canceled", canceled, context.Canceled},
+		{"DeadlinePassed", expired, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := zktest.LockPath(t)
+			c := s.newClient(t, path, 0)
+			for _, call := range []struct {
+				name string
+				fn   func(context.Context) error
+			}{{"Lock", c.l.Lock}, {"TryLock", c.l.TryLock}} {
+				if err := call.fn(tc.ctx); !errors.Is(err, tc.want) {
+					t.Errorf("%s: %v, want %v", call.name, err, tc.want)
+				}
+			}
+			if ok, _, err := c.conn.Exists(path); err != nil || ok {
+				t.Errorf("lock path %s exists=%v (%v) after a Lock whose ctx was already done; want nothing created", path, ok, err)
+			}
+			if tok := c.l.Token(); tok != 0 {
+				t.Errorf("Token() = %d, want 0", tok)
+			}
+		})
+	}
+}
+
+func (s *suite) testCancelWhileWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// start returns the ctx for b's Lock and, when the test must end
+		// it, the cancel to call once b is queued.
+		start func(parent context.Context) (context.Context, context.CancelFunc, bool)
+		want  error
+	}{
+		{"Cancel", func(p context.Context) (context.Context, context.CancelFunc, bool) {
+			ctx, cancel := context.WithCancel(p)
+			return ctx, cancel, true
+		}, context.Canceled},
+		{"Deadline", func(p context.Context) (context.Context, context.CancelFunc, bool) {
+			ctx, cancel := context.WithTimeout(p, 300*time.Millisecond)
+			return ctx, cancel, false
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t, 20*time.Second)
+			path := zktest.LockPath(t)
+			a := s.newClient(t, path, 0)
+			b := s.newClient(t, path, 0)
+			mustLock(t, ctx, "a", a.l)
+
+			bctx, cancel, cancelByHand := tc.start(ctx)
+			defer cancel()
+			res := lockAsync(bctx, b.l)
+			queued := s.waitQueued(t, ctx, a.conn, path, b)
+			if cancelByHand {
+				if !queued {
+					t.Log("queueing not observable; cancelling without knowing b waits")
+				}
+				cancel()
+			}
+			r := awaitLock(t, res, 5*time.Second, "b")
+			if !errors.Is(r.err, tc.want) {
+				t.Fatalf("b: Lock: %v, want %v", r.err, tc.want)
+			}
+			s.requireNoNodes(t, a.conn, path, b.sid, 0, "b's ctx ended while it waited")
+			if isClosed(a.l.Done()) {
+				t.Fatal("a: Done() closed: b's cancelled Lock disturbed a's hold")
+			}
+			s.requireNodes(t, a.conn, path, a.sid, "a's hold after b gave up")
+
+			// b's Mutex is reusable after the failed Lock.
+			mustUnlock(t, ctx, "a", a.l)
+			mustLock(t, ctx, "b (again)", b.l)
+			mustUnlock(t, ctx, "b (again)", b.l)
+			s.requireNoNodes(t, a.conn, path, b.sid, 0, "b's Unlock")
+		})
+	}
+}
+
+// testCancelRacingAcquisition fires b's cancel at random moments around
+// the handoff from a to b. Either outcome is fine as long as it is
+// consistent: the ctx error and nothing of b left, or success and b holds.
+func (s *suite) testCancelRacingAcquisition(t *testing.T) {
+	const iterations = 30
+	ctx := testContext(t, 45*time.Second)
+	path := zktest.LockPath(t)
+	a := s.newClient(t, path, 0)
+	b := s.newClient(t, path, 0)
+
+	// One plain handoff first, to learn how long it takes here.
+	handoff := func(cancelAfter time.Duration) (lockResult, time.Time) {
+		mustLock(t, ctx, "a", a.l)
+		bctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		res := lockAsync(bctx, b.l)
+		s.waitQueued(t, ctx, a.conn, path, b)
+		if cancelAfter >= 0 {
+			timer := time.AfterFunc(cancelAfter, cancel)
+			defer timer.Stop()
+		}
+		unlockAt := time.Now()
+		mustUnlock(t, ctx, "a", a.l)
+		return awaitLock(t, res, 10*time.Second, "b"), unlockAt
+	}
+	r, unlockAt := handoff(-1)
+	if r.err != nil {
+		t.Fatalf("b: Lock in a plain handoff: %v", r.err)
+	}
+	window := 2 * r.at.Sub(unlockAt)
+	mustUnlock(t, ctx, "b", b.l)
+
+	var won, cancelled int
+	for i := range iterations {
+		delay := time.Duration(rand.Int64N(int64(window) + 1))
+		r, _ := handoff(delay)
+		switch {
+		case r.err == nil:
+			won++
+			if isClosed(b.l.Done()) {
+				t.Fatalf("iteration %d (cancel after %v): Lock succeeded but Done() is closed", i, delay)
+			}
+			if b.l.Token() <= 0 {
+				t.Fatalf("iteration %d: Lock succeeded but Token() = %d", i, b.l.Token())
+			}
+			s.requireNodes(t, a.conn, path, b.sid, "b's hold after a successful Lock")
+			mustUnlock(t, ctx, "b", b.l)
+		case errors.Is(r.err, context.Canceled):
+			cancelled++
+			if tok := b.l.Token(); tok != 0 {
+				t.Fatalf("iteration %d: Lock failed but Token() = %d", i, tok)
+			}
+		default:
+			t.Fatalf("iteration %d (cancel after %v): b: Lock: %v, want nil or %v", i, delay, r.err, context.Canceled)
+		}
+		s.requireNoNodes(t, a.conn, path, b.sid, 0, "the race between b's cancel and the handoff")
+	}
+	t.Logf("%d iterations, cancel within %v of a's Unlock: b won %d, b cancelled %d", iterations, window, won, cancelled)
+}
+
+// zkConnectionError reports whether err says the client has no usable
+// connection (what a Lock on a closed conn should say).
+func zkConnectionError(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing) ||
+		errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrSessionExpired)
+}

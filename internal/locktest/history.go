@@ -1,0 +1,133 @@
+package locktest
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Problems Check reports, for errors.Is.
+var (
+	ErrOverlap    = errors.New("locktest: two holds overlap")
+	ErrTokenOrder = errors.New("locktest: fencing token does not increase")
+	ErrMalformed  = errors.New("locktest: malformed hold")
+)
+
+// StillHeld is the Exit of a hold whose end has not been recorded: it
+// overlaps every hold that entered after it.
+const StillHeld = time.Duration(math.MaxInt64)
+
+// Hold is one recorded hold of a lock. Enter and Exit are readings of one
+// monotonic clock (offsets from the Recorder's start). Enter is taken after
+// Lock returned and Exit before Unlock was called, so the recorded interval
+// lies inside the real one: if two recorded intervals overlap, the real
+// holds did too.
+type Hold struct {
+	Holder string
+	Enter  time.Duration
+	Exit   time.Duration
+	Token  int64
+}
+
+func (h Hold) String() string {
+	exit := "still held"
+	if h.Exit != StillHeld {
+		exit = h.Exit.String()
+	}
+	return fmt.Sprintf("%s [%v, %s) token %d", h.Holder, h.Enter, exit, h.Token)
+}
+
+// History is a set of holds of one lock path, in any order.
+type History []Hold
+
+// Recorder collects the holds of one lock path from any number of
+// goroutines. Its zero value is not usable; use NewRecorder.
+type Recorder struct {
+	start time.Time // carries a monotonic reading
+
+	mu    sync.Mutex
+	holds History
+}
+
+// NewRecorder returns a Recorder whose clock starts now.
+func NewRecorder() *Recorder { return &Recorder{start: time.Now()} }
+
+// Enter records that holder has just acquired the lock with the given
+// fencing token. Call it right after Lock returns; call the returned exit
+// function right before Unlock. Calling exit more than once records only
+// the first call.
+func (r *Recorder) Enter(holder string, token int64) (exit func()) {
+	enter := time.Since(r.start) // monotonic: time.Since ignores wall-clock jumps
+	r.mu.Lock()
+	i := len(r.holds)
+	r.holds = append(r.holds, Hold{Holder: holder, Enter: enter, Exit: StillHeld, Token: token})
+	r.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			exit := time.Since(r.start)
+			r.mu.Lock()
+			r.holds[i].Exit = exit
+			r.mu.Unlock()
+		})
+	}
+}
+
+// History returns a copy of the holds recorded so far, in the order they
+// were entered. Holds whose exit is not recorded yet end at StillHeld.
+func (r *Recorder) History() History {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.holds)
+}
+
+// maxReported bounds the problems Check lists one by one.
+const maxReported = 10
+
+// Check reports every pair of holds that overlap (wrapping ErrOverlap) and
+// every hold whose token is not larger than the token of the hold entered
+// just before it (wrapping ErrTokenOrder). Intervals are half-open: a hold
+// may enter at the very instant the previous one exits. It returns nil for a
+// clean history, including an empty one.
+func Check(h History) error {
+	var problems []error
+	report := func(err error) {
+		problems = append(problems, err)
+	}
+	for _, x := range h {
+		if x.Exit < x.Enter {
+			report(fmt.Errorf("%w: %v exits before it enters", ErrMalformed, x))
+		}
+	}
+	sorted := slices.Clone(h)
+	slices.SortStableFunc(sorted, func(a, b Hold) int {
+		if a.Enter != b.Enter {
+			return cmp.Compare(a.Enter, b.Enter)
+		}
+		return cmp.Compare(a.Exit, b.Exit)
+	})
+
+	// Sweep in enter order. Every hold still open when x enters overlaps x;
+	// keeping them in a list (not only the longest) names every pair.
+	var open []Hold
+	for i, x := range sorted {
+		open = slices.DeleteFunc(open, func(o Hold) bool { return o.Exit <= x.Enter })
+		for _, o := range open {
+			report(fmt.Errorf("%w: %v and %v", ErrOverlap, o, x))
+		}
+		open = append(open, x)
+		if i > 0 && x.Token <= sorted[i-1].Token {
+			report(fmt.Errorf("%w: %v follows %v", ErrTokenOrder, x, sorted[i-1]))
+		}
+	}
+
+	if len(problems) > maxReported {
+		more := len(problems) - maxReported
+		problems = append(problems[:maxReported:maxReported], fmt.Errorf("... and %d more", more))
+	}
+	return errors.Join(problems...)
+}

@@ -1,0 +1,182 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks"
+)
+
+func TestCheck(t *testing.T) {
+	ms := time.Millisecond
+	hold := func(who string, enter, exit time.Duration, token int64) Hold {
+		return Hold{Holder: who, Enter: enter, Exit: exit, Token: token}
+	}
+	for _, tc := range []struct {
+		name string
+		h    History
+		want []error // nil: clean
+	}{
+		{"Empty", nil, nil},
+		{"One", History{hold("a", 0, 5*ms, 1)}, nil},
+		{"Clean", History{hold("a", 0, 5*ms, 10), hold("b", 6*ms, 9*ms, 11), hold("a", 10*ms, 12*ms, 40)}, nil},
+		{"CleanOutOfOrder", History{hold("b", 6*ms, 9*ms, 11), hold("a", 0, 5*ms, 10)}, nil},
+		{"Touching", History{hold("a", 0, 5*ms, 1), hold("b", 5*ms, 7*ms, 2)}, nil},
+		{"Overlap", History{hold("a", 0, 5*ms, 1), hold("b", 4*ms, 7*ms, 2)}, []error{ErrOverlap}},
+		{"Contained", History{hold("a", 0, 10*ms, 1), hold("b", 2*ms, 3*ms, 2), hold("c", 4*ms, 5*ms, 3)},
+			[]error{ErrOverlap}},
+		{"SameEnter", History{hold("a", 1*ms, 2*ms, 1), hold("b", 1*ms, 3*ms, 2)}, []error{ErrOverlap}},
+		{"StillHeld", History{hold("a", 0, StillHeld, 1), hold("b", time.Hour, time.Hour+ms, 2)}, []error{ErrOverlap}},
+		{"EqualTokens", History{hold("a", 0, 5*ms, 7), hold("b", 6*ms, 8*ms, 7)}, []error{ErrTokenOrder}},
+		{"DecreasingTokens", History{hold("a", 0, 5*ms, 7), hold("b", 6*ms, 8*ms, 3)}, []error{ErrTokenOrder}},
+		{"DecreasingOutOfOrder", History{hold("b", 6*ms, 8*ms, 3), hold("a", 0, 5*ms, 7)}, []error{ErrTokenOrder}},
+		{"OverlapAndTokens", History{hold("a", 0, 5*ms, 2), hold("b", 1*ms, 6*ms, 1)}, []error{ErrOverlap, ErrTokenOrder}},
+		{"Malformed", History{hold("a", 5*ms, 1*ms, 1)}, []error{ErrMalformed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Check(tc.h)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Check(%v) = %v, want nil", tc.h, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Check(%v) = nil, want %v", tc.h, tc.want)
+			}
+			for _, w := range tc.want {
+				if !errors.Is(err, w) {
+					t.Errorf("Check(%v) = %v, want it to report %v", tc.h, err, w)
+				}
+			}
+		})
+	}
+}
+
+// The contained case must name both late holds, not only the first.
+func TestCheckNamesEveryOverlap(t *testing.T) {
+	ms := time.Millisecond
+	h := History{{"a", 0, 10 * ms, 1}, {"b", 2 * ms, 3 * ms, 2}, {"c", 4 * ms, 5 * ms, 3}}
+	err := Check(h)
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != 2 {
+		t.Fatalf("Check = %v, want exactly two overlaps (a-b, a-c)", err)
+	}
+}
+
+func TestCheckCapsReport(t *testing.T) {
+	h := make(History, 50)
+	for i := range h {
+		h[i] = Hold{Holder: "x", Enter: 0, Exit: time.Second, Token: int64(i + 1)}
+	}
+	err := Check(h)
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != maxReported+1 {
+		t.Fatalf("Check of 50 fully overlapping holds listed %v problems, want %d and a summary", err, maxReported)
+	}
+}
+
+func TestRecorder(t *testing.T) {
+	r := NewRecorder()
+	exitA := r.Enter("a", 1)
+	if h := r.History(); len(h) != 1 || h[0].Exit != StillHeld {
+		t.Fatalf("open hold recorded as %v", h)
+	}
+	exitA()
+	exitA() // only the first exit counts
+	exitB := r.Enter("b", 2)
+	exitB()
+	h := r.History()
+	if len(h) != 2 || h[0].Holder != "a" || h[1].Holder != "b" {
+		t.Fatalf("History() = %v", h)
+	}
+	if !(h[0].Enter <= h[0].Exit && h[0].Exit <= h[1].Enter && h[1].Enter <= h[1].Exit) {
+		t.Fatalf("recorded times are not monotonic: %v", h)
+	}
+	if err := Check(h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// memLock is an in-process Locker for testing the harness without
+// ZooKeeper. With broken set, Lock never waits: every caller "holds" it.
+type memLock struct {
+	mu     *sync.Mutex
+	next   *atomic.Int64
+	broken bool
+	token  atomic.Int64
+}
+
+func (m *memLock) Lock(ctx context.Context) error {
+	if !m.broken {
+		m.mu.Lock()
+	}
+	m.token.Store(m.next.Add(1))
+	return nil
+}
+func (m *memLock) TryLock(ctx context.Context) error { return m.Lock(ctx) }
+func (m *memLock) Unlock(ctx context.Context) error {
+	m.token.Store(0)
+	if !m.broken {
+		m.mu.Unlock()
+	}
+	return nil
+}
+func (m *memLock) Token() int64 { return m.token.Load() }
+func (m *memLock) Done() <-chan struct{} {
+	return nil
+}
+
+func memLockers(n int, broken bool) []zklocks.Locker {
+	var mu sync.Mutex
+	var next atomic.Int64
+	out := make([]zklocks.Locker, n)
+	for i := range out {
+		out[i] = &memLock{mu: &mu, next: &next, broken: broken}
+	}
+	return out
+}
+
+// The harness passes a correct lock and catches a broken one: with the
+// broken lock every contender is made to be inside at once, so the check
+// must report an overlap.
+func TestContendCatchesBrokenLock(t *testing.T) {
+	const n = 8
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	rec := NewRecorder()
+	if err := contend(ctx, memLockers(n, false), 20, rec, func(context.Context, int) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(rec.History()); err != nil {
+		t.Fatalf("a correct lock's history: %v", err)
+	}
+
+	var inside sync.WaitGroup
+	inside.Add(n)
+	all := make(chan struct{})
+	go func() { inside.Wait(); close(all) }()
+	rendezvous := func(ctx context.Context, _ int) error {
+		inside.Done()
+		select {
+		case <-all:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	rec = NewRecorder()
+	if err := contend(ctx, memLockers(n, true), 1, rec, rendezvous); err != nil {
+		t.Fatal(err)
+	}
+	err := Check(rec.History())
+	if !errors.Is(err, ErrOverlap) {
+		t.Fatalf("a broken lock's history: Check = %v, want %v", err, ErrOverlap)
+	}
+	t.Logf("broken lock caught: %v", err)
+}

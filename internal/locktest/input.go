@@ -1,0 +1,176 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// testBadInput: New refuses bad paths and a nil connection with the
+// variant's sentinels, never panics, and sends nothing to ZooKeeper.
+func (s *suite) testBadInput(t *testing.T) {
+	admin := zktest.Connect(t)
+	base := zktest.LockPath(t) // never created: every case below lives under it or elsewhere
+	reservedBefore := zktest.Children(t, admin, "/zookeeper")
+
+	for _, tc := range []struct{ name, path string }{
+		{"Empty", ""},
+		{"Relative", "locks/orders"},
+		{"Root", "/"},
+		{"TrailingSlash", base + "/"},
+		{"DoubleSlash", base + "//x"},
+		{"DotSegment", base + "/./x"},
+		{"DotDotSegment", base + "/../x"},
+		{"DotLast", base + "/."},
+		{"NUL", base + "/a\x00b"},
+		{"ControlChar", base + "/a\x01b"},
+		{"DEL", base + "/a\x7fb"},
+		{"PrivateUse", base + "/a\ue000b"},
+		{"Specials", base + "/a\ufff5b"},
+		{"InvalidUTF8", base + "/a\xffb"},
+		{"Reserved", "/zookeeper"},
+		{"ReservedChild", "/zookeeper/quota"},
+		{"ReservedDeep", "/zookeeper/a/b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.v.NewErr(admin, tc.path)
+			if !errors.Is(err, s.v.Errors.BadPath) {
+				t.Errorf("New(conn, %q) = %v, want %v", tc.path, err, s.v.Errors.BadPath)
+			}
+		})
+	}
+	t.Run("NilConn", func(t *testing.T) {
+		if err := s.v.NewErr(nil, base); !errors.Is(err, s.v.Errors.NilConn) {
+			t.Errorf("New(nil, %q) = %v, want %v", base, err, s.v.Errors.NilConn)
+		}
+	})
+	t.Run("GoodPathsAccepted", func(t *testing.T) {
+		for _, p := range []string{base, base + "/a.b/..c/-x_", "/zookeeperx", "/zookeeper-locks/a"} {
+			if err := s.v.NewErr(admin, p); err != nil {
+				t.Errorf("New(conn, %q) = %v, want nil", p, err)
+			}
+		}
+	})
+
+	for _, p := range []string{base, "/zookeeperx", "/zookeeper-locks"} {
+		if ok, _, err := admin.Exists(p); err != nil || ok {
+			t.Errorf("New created %s (exists=%v, %v); it must not send anything to ZooKeeper", p, ok, err)
+		}
+	}
+	if after := zktest.Children(t, admin, "/zookeeper"); !slices.Equal(after, reservedBefore) {
+		t.Errorf("children of /zookeeper changed from %v to %v", reservedBefore, after)
+	}
+}
+
+// testNotLocked: Unlock without a hold fails with NotLocked: never locked,
+// twice in a row, after a failed TryLock, and by another client while the
+// lock is held (whose node must survive it).
+func (s *suite) testNotLocked(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	path := zktest.LockPath(t)
+	a := s.newClient(t, path, 0)
+	b := s.newClient(t, path, 0)
+	want := s.v.Errors.NotLocked
+
+	if err := a.l.Unlock(ctx); !errors.Is(err, want) {
+		t.Errorf("Unlock without Lock: %v, want %v", err, want)
+	}
+	mustLock(t, ctx, "a", a.l)
+	if err := b.l.Unlock(ctx); !errors.Is(err, want) {
+		t.Errorf("Unlock by a non-owner while a holds: %v, want %v", err, want)
+	}
+	if err := b.l.TryLock(ctx); !errors.Is(err, s.v.Errors.Locked) {
+		t.Fatalf("b: TryLock while a holds: %v, want %v", err, s.v.Errors.Locked)
+	}
+	if err := b.l.Unlock(ctx); !errors.Is(err, want) {
+		t.Errorf("Unlock after a failed TryLock: %v, want %v", err, want)
+	}
+	if isClosed(a.l.Done()) {
+		t.Fatal("a: Done() closed after b's Unlock calls")
+	}
+	s.requireNodes(t, a.conn, path, a.sid, "a's hold after b's Unlock calls")
+	mustUnlock(t, ctx, "a", a.l)
+	if err := a.l.Unlock(ctx); !errors.Is(err, want) {
+		t.Errorf("second Unlock: %v, want %v", err, want)
+	}
+}
+
+// testClosedConn: every method on a closed connection returns promptly
+// with a clear error, never panics and creates nothing.
+func (s *suite) testClosedConn(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	c := s.newClient(t, path, 0)
+	c.conn.Close()
+
+	for _, call := range []struct {
+		name string
+		fn   func(context.Context) error
+	}{{"Lock", c.l.Lock}, {"TryLock", c.l.TryLock}} {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := call.fn(cctx)
+		cancel()
+		switch {
+		case err == nil:
+			t.Fatalf("%s on a closed connection succeeded", call.name)
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+			t.Errorf("%s on a closed connection hung until its ctx ended (%v); want a prompt error", call.name, err)
+		case !zkConnectionError(err):
+			t.Errorf("%s on a closed connection: %v; want an error wrapping go-zookeeper's (errors.Is zk.ErrConnectionClosed or zk.ErrClosing)", call.name, err)
+		default:
+			t.Logf("%s on a closed connection: %v", call.name, err)
+		}
+	}
+	if err := c.l.Unlock(ctx); !errors.Is(err, s.v.Errors.NotLocked) {
+		t.Errorf("Unlock on a closed connection without a hold: %v, want %v", err, s.v.Errors.NotLocked)
+	}
+	if ok, _, err := admin.Exists(path); err != nil || ok {
+		t.Errorf("lock path %s exists=%v (%v) after calls on a closed connection; want nothing created", path, ok, err)
+	}
+}
+
+// testAlreadyLocked: Lock and TryLock on a Mutex that holds the lock, or is
+// still acquiring it, fail with AlreadyLocked and leave the hold alone.
+func (s *suite) testAlreadyLocked(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	path := zktest.LockPath(t)
+	a := s.newClient(t, path, 0)
+	b := s.newClient(t, path, 0)
+	want := s.v.Errors.AlreadyLocked
+
+	mustLock(t, ctx, "a", a.l)
+	token := a.l.Token()
+	if err := a.l.Lock(ctx); !errors.Is(err, want) {
+		t.Errorf("Lock while held: %v, want %v", err, want)
+	}
+	if err := a.l.TryLock(ctx); !errors.Is(err, want) {
+		t.Errorf("TryLock while held: %v, want %v", err, want)
+	}
+	if isClosed(a.l.Done()) || a.l.Token() != token {
+		t.Fatalf("the hold changed after the refused calls: Done closed=%v, token %d -> %d",
+			isClosed(a.l.Done()), token, a.l.Token())
+	}
+
+	// While acquiring: b's first Lock waits behind a's hold.
+	res := lockAsync(ctx, b.l)
+	if s.waitQueued(t, ctx, a.conn, path, b) {
+		if err := b.l.Lock(ctx); !errors.Is(err, want) {
+			t.Errorf("second Lock while the first is waiting: %v, want %v", err, want)
+		}
+		if err := b.l.TryLock(ctx); !errors.Is(err, want) {
+			t.Errorf("TryLock while a Lock is waiting: %v, want %v", err, want)
+		}
+	} else {
+		t.Log("queueing can not be observed for this variant: the while-acquiring case is not checked")
+	}
+	mustUnlock(t, ctx, "a", a.l)
+	if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
+		t.Fatalf("b: the first Lock, after the refused calls: %v", r.err)
+	}
+	mustUnlock(t, ctx, "b", b.l)
+}

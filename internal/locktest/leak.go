@@ -1,0 +1,118 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// testNoGoroutineLeak: once the connections are closed, no goroutine
+// started by the lock is left, whether the last call was an Unlock or a
+// failed Lock. zktest.VerifyNoLeaks checks after every cleanup of the
+// subtest, the closing of its sessions included, so go-zookeeper's own
+// goroutines must be gone too.
+func (s *suite) testNoGoroutineLeak(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, ctx context.Context, path string)
+	}{
+		{"AfterUnlock", func(t *testing.T, ctx context.Context, path string) {
+			a := s.newClient(t, path, 0)
+			b := s.newClient(t, path, 0)
+			mustLock(t, ctx, "a", a.l)
+			res := lockAsync(ctx, b.l)
+			s.waitQueued(t, ctx, a.conn, path, b)
+			mustUnlock(t, ctx, "a", a.l)
+			if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
+				t.Fatalf("b: Lock: %v", r.err)
+			}
+			mustUnlock(t, ctx, "b", b.l)
+			if err := a.l.TryLock(ctx); err != nil {
+				t.Fatalf("a: TryLock: %v", err)
+			}
+			mustUnlock(t, ctx, "a", a.l)
+		}},
+		{"AfterCancelledLock", func(t *testing.T, ctx context.Context, path string) {
+			a := s.newClient(t, path, 0)
+			b := s.newClient(t, path, 0)
+			mustLock(t, ctx, "a", a.l)
+			bctx, cancel := context.WithCancel(ctx)
+			res := lockAsync(bctx, b.l)
+			s.waitQueued(t, ctx, a.conn, path, b)
+			cancel()
+			if r := awaitLock(t, res, 5*time.Second, "b"); !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("b: Lock: %v, want %v", r.err, context.Canceled)
+			}
+			s.requireNoNodes(t, a.conn, path, b.sid, 0, "b's cancelled Lock")
+			mustUnlock(t, ctx, "a", a.l)
+		}},
+		{"AfterFailedTryLock", func(t *testing.T, ctx context.Context, path string) {
+			a := s.newClient(t, path, 0)
+			b := s.newClient(t, path, 0)
+			mustLock(t, ctx, "a", a.l)
+			if err := b.l.TryLock(ctx); !errors.Is(err, s.v.Errors.Locked) {
+				t.Fatalf("b: TryLock: %v, want %v", err, s.v.Errors.Locked)
+			}
+			mustUnlock(t, ctx, "a", a.l)
+		}},
+		{"AfterLockOnClosedConn", func(t *testing.T, ctx context.Context, path string) {
+			c := s.newClient(t, path, 0)
+			c.conn.Close()
+			if err := c.l.Lock(ctx); err == nil {
+				t.Fatal("Lock on a closed connection succeeded")
+			}
+		}},
+		{"AfterLoss", func(t *testing.T, ctx context.Context, path string) {
+			c := s.newClient(t, path, 0)
+			mustLock(t, ctx, "c", c.l)
+			for _, n := range s.requireNodes(t, c.conn, path, c.sid, "c's node") {
+				if err := c.conn.Delete(n, -1); err != nil {
+					t.Fatalf("delete %s: %v", n, err)
+				}
+			}
+			requireClosedWithin(t, c.l.Done(), SessionTimeout+lossSlack, "after the node was deleted")
+			if err := c.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
+				t.Fatalf("Unlock after the loss: %v, want %v", err, s.v.Errors.Lost)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			zktest.Servers(t) // start the shared ensemble (if needed) before the snapshot
+			zktest.VerifyNoLeaks(t)
+			ctx := testContext(t, 20*time.Second)
+			tc.run(t, ctx, zktest.LockPath(t))
+		})
+	}
+}
+
+// testStats: a lock that counts its traffic counts the requests of a Lock,
+// and the watch notification that woke a waiter.
+func (s *suite) testStats(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	path := zktest.LockPath(t)
+	a := s.newClient(t, path, 0)
+	b := s.newClient(t, path, 0)
+	sa, ok := a.l.(Stater)
+	if !ok {
+		t.Skipf("%s has no Stats method", s.v.Name)
+	}
+	sb := b.l.(Stater)
+	mustLock(t, ctx, "a", a.l)
+	if st := sa.Stats(); st.Requests <= 0 {
+		t.Errorf("a: Stats() = %+v after Lock, want Requests > 0", st)
+	}
+	res := lockAsync(ctx, b.l)
+	s.waitQueued(t, ctx, a.conn, path, b)
+	mustUnlock(t, ctx, "a", a.l)
+	if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
+		t.Fatalf("b: Lock: %v", r.err)
+	}
+	if st := sb.Stats(); st.Requests <= 0 || st.Notifications <= 0 {
+		t.Errorf("b: Stats() = %+v after waiting for a's release, want Requests > 0 and Notifications > 0", st)
+	}
+	mustUnlock(t, ctx, "b", b.l)
+	t.Logf("a: %+v, b: %+v", sa.Stats(), sb.Stats())
+}

@@ -1,0 +1,370 @@
+// Package locktest is the conformance suite every lock in this module runs
+// against a real ZooKeeper ensemble, and the history checker it (and the
+// bench and fault tests) use to prove mutual exclusion.
+//
+// A variant's tests describe the variant once and hand it to Run:
+//
+//	func TestConformance(t *testing.T) {
+//		locktest.Run(t, locktest.Variant{
+//			Name: "naive",
+//			New: func(conn *zk.Conn, path string, st time.Duration) (zklocks.Locker, error) {
+//				return naive.New(conn, path, naive.WithSessionTimeout(st))
+//			},
+//			NewErr: func(conn *zk.Conn, path string) error { _, err := naive.New(conn, path); return err },
+//			Errors: locktest.Errors{BadPath: naive.ErrBadPath, ...},
+//			Layout: locktest.NodeAtPath,
+//		})
+//	}
+//
+// Every behaviour of DESIGN.md §3 is a subtest named after it. Mutual
+// exclusion is judged from a recorded History (see Recorder and Check),
+// never from a counter; "nothing left behind" is judged by listing the
+// nodes of the lock path and comparing their ephemeralOwner with the
+// session of the client under test. Waits are bounded by context
+// deadlines; the suite polls ZooKeeper with backoff where it must wait for
+// a state, and never sleeps to synchronise.
+package locktest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// Layout says where a variant keeps its lock nodes.
+type Layout int
+
+const (
+	// NodeAtPath: the lock node is the lock path itself (naive).
+	NodeAtPath Layout = iota + 1
+	// ChildrenOfPath: one child of the lock path per contender (the
+	// sequential family).
+	ChildrenOfPath
+)
+
+func (l Layout) String() string {
+	switch l {
+	case NodeAtPath:
+		return "NodeAtPath"
+	case ChildrenOfPath:
+		return "ChildrenOfPath"
+	}
+	return fmt.Sprintf("Layout(%d)", int(l))
+}
+
+// Errors are a variant's sentinel errors; the suite compares with errors.Is.
+type Errors struct {
+	BadPath       error // New with an invalid path
+	NilConn       error // New with a nil connection
+	Locked        error // TryLock while another session holds the lock
+	NotLocked     error // Unlock without a hold, double Unlock, Unlock by a non-owner
+	Lost          error // Unlock after the hold was lost
+	AlreadyLocked error // Lock or TryLock on a Mutex that holds or is acquiring
+}
+
+// Variant describes one lock implementation to the suite.
+type Variant struct {
+	Name string
+	// New makes one contender on conn for path; sessionTimeout is conn's
+	// session timeout (pass it via WithSessionTimeout).
+	New func(conn *zk.Conn, path string, sessionTimeout time.Duration) (zklocks.Locker, error)
+	// NewErr calls the constructor with possibly bad input, for the
+	// bad-input table (nil conn, bad paths).
+	NewErr func(conn *zk.Conn, path string) error
+	// Errors are the variant's sentinels.
+	Errors Errors
+	// FIFO: contenders acquire in the order they queued (sequential family).
+	FIFO bool
+	// Layout: NodeAtPath (naive) or ChildrenOfPath (sequential family).
+	Layout Layout
+}
+
+// Stater is implemented by locks that count their own traffic.
+type Stater interface {
+	Stats() zklocks.Stats
+}
+
+// Session timeouts the suite gives its clients. ExpirySessionTimeout is for
+// the cases that wait for a session to expire; the local ensemble's 200ms
+// tick allows anything from 400ms.
+const (
+	SessionTimeout       = zktest.DefaultSessionTimeout
+	ExpirySessionTimeout = time.Second
+)
+
+// Run runs the whole suite against v. The subtests run one after another
+// (goroutine-leak checks can not tell parallel tests apart).
+func Run(t *testing.T, v Variant) {
+	t.Helper()
+	if err := v.validate(); err != nil {
+		t.Fatalf("locktest: %v", err)
+	}
+	s := &suite{v: v}
+	for _, b := range []struct {
+		name string
+		run  func(*testing.T)
+	}{
+		{"MutualExclusion", s.testMutualExclusion},
+		{"TryLock", s.testTryLock},
+		{"Cancel", s.testCancel},
+		{"CrashRelease", s.testCrashRelease},
+		{"DoneOnLoss", s.testDoneOnLoss},
+		{"DoneOnUnlock", s.testDoneOnUnlock},
+		{"BadInput", s.testBadInput},
+		{"NotLocked", s.testNotLocked},
+		{"ClosedConn", s.testClosedConn},
+		{"AlreadyLocked", s.testAlreadyLocked},
+		{"FIFO", s.testFIFO},
+		{"NoGoroutineLeak", s.testNoGoroutineLeak},
+		{"Stats", s.testStats},
+	} {
+		t.Run(b.name, b.run)
+	}
+}
+
+func (v Variant) validate() error {
+	var missing []string
+	if v.Name == "" {
+		missing = append(missing, "Name")
+	}
+	if v.New == nil {
+		missing = append(missing, "New")
+	}
+	if v.NewErr == nil {
+		missing = append(missing, "NewErr")
+	}
+	e := v.Errors
+	for _, f := range []struct {
+		name string
+		err  error
+	}{{"BadPath", e.BadPath}, {"NilConn", e.NilConn}, {"Locked", e.Locked},
+		{"NotLocked", e.NotLocked}, {"Lost", e.Lost}, {"AlreadyLocked", e.AlreadyLocked}} {
+		if f.err == nil {
+			missing = append(missing, "Errors."+f.name)
+		}
+	}
+	if v.Layout != NodeAtPath && v.Layout != ChildrenOfPath {
+		missing = append(missing, "Layout")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("variant %q: missing %v", v.Name, missing)
+	}
+	return nil
+}
+
+// suite holds the variant under test; its methods are the behaviours
+// (in the other files of this package) and the helpers below.
+type suite struct {
+	v Variant
+}
+
+// client is one simulated process: a session and a lock on it.
+type client struct {
+	conn *zk.Conn
+	l    zklocks.Locker
+	sid  int64
+}
+
+// newClient opens a session with the given timeout (0: SessionTimeout)
+// and makes a contender on path with it.
+func (s *suite) newClient(t *testing.T, path string, timeout time.Duration, opts ...zktest.ConnOption) client {
+	t.Helper()
+	if timeout == 0 {
+		timeout = SessionTimeout
+	}
+	conn := zktest.Connect(t, append([]zktest.ConnOption{zktest.WithSessionTimeout(timeout)}, opts...)...)
+	return client{conn: conn, l: s.newLocker(t, conn, path, timeout), sid: conn.SessionID()}
+}
+
+func (s *suite) newLocker(t *testing.T, conn *zk.Conn, path string, timeout time.Duration) zklocks.Locker {
+	t.Helper()
+	l, err := s.v.New(conn, path, timeout)
+	if err != nil {
+		t.Fatalf("%s: New(%q): %v", s.v.Name, path, err)
+	}
+	return l
+}
+
+// testContext is bounded by d and ends with the test.
+func testContext(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustLock(t *testing.T, ctx context.Context, who string, l zklocks.Locker) {
+	t.Helper()
+	if err := l.Lock(ctx); err != nil {
+		t.Fatalf("%s: Lock: %v", who, err)
+	}
+}
+
+func mustUnlock(t *testing.T, ctx context.Context, who string, l zklocks.Locker) {
+	t.Helper()
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatalf("%s: Unlock: %v", who, err)
+	}
+}
+
+// nodesOf lists the lock nodes on path that belong to session sid: the
+// path itself (NodeAtPath) or its children (ChildrenOfPath) whose
+// ephemeralOwner is sid.
+func (s *suite) nodesOf(conn *zk.Conn, path string, sid int64) ([]string, error) {
+	candidates := []string{path}
+	if s.v.Layout == ChildrenOfPath {
+		kids, _, err := conn.Children(path)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("children of %s: %w", path, err)
+		}
+		candidates = candidates[:0]
+		for _, k := range kids {
+			candidates = append(candidates, path+"/"+k)
+		}
+	}
+	var out []string
+	for _, p := range candidates {
+		ok, stat, err := conn.Exists(p)
+		if err != nil {
+			return nil, fmt.Errorf("exists %s: %w", p, err)
+		}
+		if ok && stat.EphemeralOwner == sid {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// poll calls cond with growing pauses until it reports true, fails, or
+// ctx ends.
+func poll(ctx context.Context, cond func() (bool, error)) error {
+	pause := 2 * time.Millisecond
+	for {
+		ok, err := cond()
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// requireNoNodes waits (up to the client's session timeout plus a second,
+// the time background clean-up may take) until nothing of session sid is
+// left on path, and fails the test otherwise.
+func (s *suite) requireNoNodes(t *testing.T, admin *zk.Conn, path string, sid int64, timeout time.Duration, after string) {
+	t.Helper()
+	if timeout == 0 {
+		timeout = SessionTimeout
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), timeout+time.Second)
+	defer cancel()
+	var left []string
+	err := poll(ctx, func() (bool, error) {
+		var err error
+		left, err = s.nodesOf(admin, path, sid)
+		return len(left) == 0, err
+	})
+	if err != nil {
+		t.Fatalf("after %s: nodes of session %#x still on %s: %v (%v)", after, sid, path, left, err)
+	}
+}
+
+// requireNodes fails the test unless session sid has a node on path now.
+func (s *suite) requireNodes(t *testing.T, admin *zk.Conn, path string, sid int64, what string) []string {
+	t.Helper()
+	nodes, err := s.nodesOf(admin, path, sid)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if len(nodes) == 0 {
+		t.Fatalf("%s: session %#x has no node on %s", what, sid, path)
+	}
+	return nodes
+}
+
+// waitQueued waits until c's Lock is observably under way: its node is
+// among the children (ChildrenOfPath), or, for NodeAtPath, the lock has
+// sent its create and its watch (Stats().Requests >= 2). It reports false
+// at once when progress can not be observed (NodeAtPath without Stats).
+func (s *suite) waitQueued(t *testing.T, ctx context.Context, admin *zk.Conn, path string, c client) bool {
+	t.Helper()
+	var cond func() (bool, error)
+	switch st, ok := c.l.(Stater); {
+	case s.v.Layout == ChildrenOfPath:
+		cond = func() (bool, error) {
+			nodes, err := s.nodesOf(admin, path, c.sid)
+			return len(nodes) > 0, err
+		}
+	case ok:
+		cond = func() (bool, error) { return st.Stats().Requests >= 2, nil }
+	default:
+		return false
+	}
+	if err := poll(ctx, cond); err != nil {
+		t.Fatalf("waiting for the contender to queue: %v", err)
+	}
+	return true
+}
+
+// requireClosedWithin fails the test unless ch closes within d.
+func requireClosedWithin(t *testing.T, ch <-chan struct{}, d time.Duration, what string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	select {
+	case <-ch:
+		return time.Since(start)
+	case <-time.After(d):
+		t.Fatalf("%s: Done() not closed within %v", what, d)
+		return 0
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// lockResult is the outcome of a Lock run in its own goroutine.
+type lockResult struct {
+	err error
+	at  time.Time
+}
+
+func lockAsync(ctx context.Context, l zklocks.Locker) <-chan lockResult {
+	ch := make(chan lockResult, 1)
+	go func() {
+		err := l.Lock(ctx)
+		ch <- lockResult{err, time.Now()}
+	}()
+	return ch
+}
+
+// awaitLock waits for an async Lock's outcome, failing the test after d.
+func awaitLock(t *testing.T, ch <-chan lockResult, d time.Duration, who string) lockResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(d):
+		t.Fatalf("%s: Lock still blocked after %v", who, d)
+		return lockResult{}
+	}
+}
