@@ -40,6 +40,9 @@ type Config struct {
 	Reentries int
 	// Floors, when set, is copied into the Result for the ratios.
 	Floors *Floors
+	// Acquired, when set, is incremented after every acquisition (for
+	// progress displays).
+	Acquired *atomic.Int64
 	// OnStart and OnStop, when set, are called right before the first
 	// contender starts and right after the last one ends (testing.B
 	// uses them to time only the contention phase).
@@ -380,6 +383,9 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 			return fmt.Errorf("Lock: %w", err)
 		}
 		enter := since()
+		if cfg.Acquired != nil {
+			cfg.Acquired.Add(1)
+		}
 		c.acquire.record(enter - called)
 		if rel := time.Duration(lastRelease.Load()); rel >= 0 && called < rel {
 			c.handoff.record(enter - rel)

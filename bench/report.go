@@ -1,0 +1,249 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Env describes where and how a set of runs was made; every report
+// carries it beside the figures.
+type Env struct {
+	ZooKeeperVersion string
+	// Members is the ensemble's size.
+	Members int
+	// External is true when the ensemble came from ZK_SERVERS; ForceSync
+	// and TickTime are then what the caller says (unknown: nil / 0).
+	External  bool
+	ForceSync *bool
+	TickTime  time.Duration
+	GoVersion string
+	GOOS      string
+	GOARCH    string
+	CPUs      int
+	CPUModel  string
+	Date      time.Time
+	Command   string
+	// Duration or Acquisitions per run, Hold and Reentries, as asked.
+	Duration     time.Duration
+	Acquisitions int
+	Hold         time.Duration
+	Reentries    int
+}
+
+// LocalEnv fills the fields that describe this process and machine.
+func LocalEnv() Env {
+	return Env{
+		GoVersion: runtime.Version(),
+		GOOS:      runtime.GOOS,
+		GOARCH:    runtime.GOARCH,
+		CPUs:      runtime.NumCPU(),
+		CPUModel:  cpuModel(),
+		Date:      time.Now(),
+	}
+}
+
+// Report is a whole bench: every run of every variant, in one ensemble.
+type Report struct {
+	Env     Env
+	Floors  Floors
+	Results []Result
+	Reentry []ReentryResult
+}
+
+// variants returns the variants present, in the progression's order.
+func (r *Report) variants() []string {
+	seen := map[string]bool{}
+	for _, x := range r.Results {
+		seen[x.Variant] = true
+	}
+	var out []string
+	for _, n := range append(slices.Clone(order), r.extraVariants()...) {
+		if seen[n] && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (r *Report) extraVariants() []string {
+	var out []string
+	for _, x := range r.Results {
+		if !slices.Contains(order, x.Variant) && !slices.Contains(out, x.Variant) {
+			out = append(out, x.Variant)
+		}
+	}
+	return out
+}
+
+func (r *Report) contenders() []int {
+	var out []int
+	for _, x := range r.Results {
+		if !slices.Contains(out, x.Contenders) {
+			out = append(out, x.Contenders)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Find returns the run of variant with n contenders.
+func (r *Report) Find(variant string, n int) (Result, bool) {
+	for _, x := range r.Results {
+		if x.Variant == variant && x.Contenders == n {
+			return x, true
+		}
+	}
+	return Result{}, false
+}
+
+func ms(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond))
+}
+
+func ratioStr(x float64) string {
+	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", x)
+}
+
+// column is one column of the results table.
+type column struct {
+	head string
+	cell func(Result) string
+}
+
+var columns = []column{
+	{"variant", func(r Result) string { return r.Variant }},
+	{"N", func(r Result) string { return fmt.Sprint(r.Contenders) }},
+	{"acq", func(r Result) string { return fmt.Sprint(r.Acquisitions) }},
+	{"acq/s", func(r Result) string { return fmt.Sprintf("%.1f", r.Throughput()) }},
+	{"acquire p50 ms", func(r Result) string { return ms(r.Acquire.P50) }},
+	{"acquire p99 ms", func(r Result) string { return ms(r.Acquire.P99) }},
+	{"handoff p50 ms", func(r Result) string { return ms(r.Handoff.P50) }},
+	{"handoff p99 ms", func(r Result) string { return ms(r.Handoff.P99) }},
+	{"handoff max ms", func(r Result) string { return ms(r.Handoff.Max) }},
+	{"handoff/floor", func(r Result) string { return ratioStr(r.HandoffFloorRatio()) }},
+	{"cycle/floor", func(r Result) string { return ratioStr(r.CycleFloorRatio()) }},
+	{"watchers/release", func(r Result) string { return fmt.Sprintf("%.2f", r.WatchersPerRelease()) }},
+	{"self/release", func(r Result) string { return fmt.Sprintf("%.2f", r.SelfWatchesPerRelease()) }},
+	{"writes/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.WritesPerAcquisition()) }},
+	{"notif/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.NotificationsPerAcquisition()) }},
+	{"req/acq", func(r Result) string {
+		if r.LockStats == nil || r.Acquisitions == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", r.per(r.LockStats.Requests))
+	}},
+	{"pkts in/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.PacketsPerAcquisition()) }},
+}
+
+func (r *Report) sortedResults() []Result {
+	vs := r.variants()
+	out := slices.Clone(r.Results)
+	slices.SortStableFunc(out, func(a, b Result) int {
+		if d := slices.Index(vs, a.Variant) - slices.Index(vs, b.Variant); d != 0 {
+			return d
+		}
+		return a.Contenders - b.Contenders
+	})
+	return out
+}
+
+// WriteTable prints the side-by-side table for a terminal.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	heads := make([]string, len(columns))
+	for i, c := range columns {
+		heads[i] = c.head
+	}
+	fmt.Fprintln(tw, strings.Join(heads, "\t")+"\t")
+	prev := ""
+	for _, x := range r.sortedResults() {
+		if prev != "" && x.Variant != prev {
+			fmt.Fprintln(tw, strings.Repeat("\t", len(columns)))
+		}
+		prev = x.Variant
+		cells := make([]string, len(columns))
+		for i, c := range columns {
+			cells[i] = c.cell(x)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nfloors: create+delete p50 %s ms (p99 %s), delete-to-notification p50 %s ms (p99 %s), %d samples each\n",
+		ms(r.Floors.CreateDelete.P50), ms(r.Floors.CreateDelete.P99), ms(r.Floors.Notify.P50), ms(r.Floors.Notify.P99), r.Floors.Samples)
+	if len(r.Reentry) > 0 {
+		fmt.Fprintln(w)
+		r.writeReentryTable(w, false)
+	}
+	return nil
+}
+
+// WriteBenchfmt writes the runs in the Go benchmark format, so that
+// benchstat can compare two bench.txt files.
+func (r *Report) WriteBenchfmt(w io.Writer) error {
+	fmt.Fprintf(w, "goos: %s\ngoarch: %s\npkg: github.com/zklocks/zklocks/bench\n", r.Env.GOOS, r.Env.GOARCH)
+	if r.Env.CPUModel != "" {
+		fmt.Fprintf(w, "cpu: %s\n", r.Env.CPUModel)
+	}
+	fmt.Fprintf(w, "zookeeper: %s\nfsync: %s\n", r.Env.ZooKeeperVersion, onOff(r.Env.ForceSync))
+	procs := runtime.GOMAXPROCS(0)
+	for _, x := range r.sortedResults() {
+		m := &lineMetrics{}
+		ReportMetrics(m, x)
+		nsPerOp := 0.0
+		if x.Acquisitions > 0 {
+			nsPerOp = float64(x.Elapsed) / float64(x.Acquisitions)
+		}
+		fmt.Fprintf(w, "BenchmarkLock/variant=%s/contenders=%d-%d\t%d\t%.0f ns/op%s\n",
+			x.Variant, x.Contenders, procs, x.Acquisitions, nsPerOp, m.String())
+	}
+	for _, x := range r.Reentry {
+		fmt.Fprintf(w, "BenchmarkReentry/variant=%s-%d\t%d\t%.0f ns/op\t%.3f writes/reentry\n",
+			x.Variant, procs, x.Reentries, float64(x.Latency.Mean), x.WritesPerReentry())
+	}
+	return nil
+}
+
+type lineMetrics struct{ parts []string }
+
+func (m *lineMetrics) ReportMetric(n float64, unit string) {
+	v := strconv.FormatFloat(n, 'f', -1, 64)
+	if math.Abs(n) >= 1000 || n == math.Trunc(n) {
+		v = strconv.FormatFloat(n, 'f', 0, 64)
+	} else {
+		v = strconv.FormatFloat(n, 'f', 4, 64)
+	}
+	m.parts = append(m.parts, "\t"+v+" "+unit)
+}
+
+func (m *lineMetrics) String() string {
+	slices.SortFunc(m.parts, func(a, b string) int {
+		return strings.Compare(strings.Fields(a)[1], strings.Fields(b)[1])
+	})
+	return strings.Join(m.parts, "")
+}
+
+func onOff(b *bool) string {
+	switch {
+	case b == nil:
+		return "unknown"
+	case *b:
+		return "on"
+	default:
+		return "off"
+	}
+}

@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// syntheticReport is a report with made-up figures, for the tests that
+// need no ZooKeeper.
+func syntheticReport() *Report {
+	rep := &Report{Env: LocalEnv()}
+	rep.Env.ZooKeeperVersion = "3.8.0"
+	on := true
+	rep.Env.ForceSync = &on
+	rep.Env.TickTime = 200 * time.Millisecond
+	rep.Env.Duration = 3 * time.Second
+	rep.Floors = Floors{
+		CreateDelete: Latency{Count: 10, P50: 4 * time.Millisecond, P99: 8 * time.Millisecond},
+		Notify:       Latency{Count: 10, P50: 2 * time.Millisecond, P99: 5 * time.Millisecond},
+		Samples:      10,
+	}
+	for vi, v := range []string{"naive", "sequential", "zk-peer"} {
+		for _, n := range []int{1, 2, 4, 8, 16, 32, 64} {
+			acq := int64(300)
+			herd := int64(0)
+			if v == "naive" {
+				herd = acq * int64(n-1)
+			} else if n > 1 {
+				herd = acq
+			}
+			r := Result{
+				Variant: v, Contenders: n, Acquisitions: acq, Holds: int(acq),
+				Elapsed: time.Duration(vi+1) * time.Duration(n) * 100 * time.Millisecond,
+				Acquire: Latency{Count: acq, P50: time.Duration(n) * time.Millisecond, P99: time.Duration(n) * 3 * time.Millisecond},
+				Server:  ServerCounts{WatchersFired: herd, Proposals: 2*acq + herd, PacketsReceived: 5 * acq},
+				Floors:  rep.Floors,
+			}
+			if n > 1 {
+				r.Handoff = Latency{Count: acq - 1, P50: time.Duration(2+vi) * time.Millisecond, P99: time.Duration(5+vi*n) * time.Millisecond}
+			}
+			rep.Results = append(rep.Results, r)
+		}
+	}
+	rep.Reentry = []ReentryResult{{Variant: "reentrant-memory", Reentries: 100, Latency: Latency{P50: 2 * time.Microsecond}}}
+	return rep
+}
+
+func TestReportOutputs(t *testing.T) {
+	rep := syntheticReport()
+	dir := t.TempDir()
+	if d := os.Getenv("BENCH_FIGURES_DIR"); d != "" {
+		dir = d // to look at the figures
+	}
+	files, err := rep.WriteFigures(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(figureFiles) {
+		t.Fatalf("wrote %d figures, README links %d", len(files), len(figureFiles))
+	}
+	for i, f := range files {
+		if filepath.Base(f) != figureFiles[i].file {
+			t.Errorf("figure %d is %s, README links %s", i, filepath.Base(f), figureFiles[i].file)
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("sequential")) {
+			t.Errorf("%s: not an SVG with a legend", f)
+		}
+	}
+	var md, table, txt bytes.Buffer
+	if err := rep.WriteMarkdown(&md, 16); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| fsync (forceSync) | on |", "| tick time | 200ms |", "3.8.0", "zk_sum_node_deleted_watch_count",
+		"zk_proposal_count", "| sequential | 16 |", "watchers.svg", "## Re-entry"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteBenchfmt(&txt); err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	for _, l := range strings.Split(txt.String(), "\n") {
+		if !strings.HasPrefix(l, "BenchmarkLock/") {
+			continue
+		}
+		lines++
+		f := strings.Split(l, "\t")
+		if len(f) < 4 || !strings.HasSuffix(f[2], " ns/op") || strings.Contains(l, "e+") {
+			t.Errorf("not a benchmark line benchstat reads well: %q", l)
+		}
+	}
+	if lines != len(rep.Results) {
+		t.Errorf("%d benchmark lines for %d runs", lines, len(rep.Results))
+	}
+	h := rep.Headline(16)
+	if !h.HaveSeq || !h.HavePeer || h.SeqHandoffFloor != 1.5 {
+		t.Errorf("headline %+v", h)
+	}
+}
+
+func TestCheckHistory(t *testing.T) {
+	ok := []Hold{{0, 1, 2, 10}, {1, 2, 3, 11}, {0, 5, 6, 12}}
+	if err := CheckHistory(ok); err != nil {
+		t.Fatalf("clean history: %v", err)
+	}
+	overlap := []Hold{{0, 1, 3, 10}, {1, 2, 4, 11}}
+	if err := CheckHistory(overlap); err == nil {
+		t.Fatal("overlap not caught")
+	}
+	stale := []Hold{{0, 1, 2, 11}, {1, 3, 4, 10}}
+	if err := CheckHistory(stale); err == nil {
+		t.Fatal("token going back not caught")
+	}
+	noTokens := []Hold{{0, 1, 2, 0}, {1, 3, 4, 0}}
+	if err := CheckHistory(noTokens); err != nil {
+		t.Fatalf("a lock without tokens: %v", err)
+	}
+}
