@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/locktest"
 )
 
 // Config is one run: one variant, one number of contenders.
@@ -422,21 +424,25 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 	}
 }
 
-// CheckHistory checks that no two recorded holds overlap and that tokens
-// (where the lock gives them) grow strictly from one hold to the next.
+// CheckHistory checks the recorded holds with internal/locktest's checker
+// (the one the conformance suite uses): no two holds overlap, and fencing
+// tokens grow strictly from one hold to the next. A lock that gives no
+// tokens at all (the peer: Token is always 0) is checked for overlaps only.
 func CheckHistory(holds []Hold) error {
-	hs := slices.Clone(holds)
-	slices.SortFunc(hs, func(a, b Hold) int { return int(a.Enter - b.Enter) })
-	for i := 1; i < len(hs); i++ {
-		p, h := hs[i-1], hs[i]
-		if h.Enter < p.Exit {
-			return fmt.Errorf("%w: contender %d entered at %v while contender %d held it until %v",
-				ErrMutualExclusion, h.Contender, h.Enter, p.Contender, p.Exit)
+	h := make(locktest.History, len(holds))
+	tokens := false
+	for i, x := range holds {
+		h[i] = locktest.Hold{Holder: fmt.Sprintf("contender %d", x.Contender), Enter: x.Enter, Exit: x.Exit, Token: x.Token}
+		tokens = tokens || x.Token != 0
+	}
+	if !tokens {
+		slices.SortFunc(h, func(a, b locktest.Hold) int { return cmp.Compare(a.Enter, b.Enter) })
+		for i := range h {
+			h[i].Token = int64(i + 1)
 		}
-		if p.Token != 0 && h.Token != 0 && h.Token <= p.Token {
-			return fmt.Errorf("%w: token %d of contender %d does not follow token %d of contender %d",
-				ErrMutualExclusion, h.Token, h.Contender, p.Token, p.Contender)
-		}
+	}
+	if err := locktest.Check(h); err != nil {
+		return fmt.Errorf("%w: %w", ErrMutualExclusion, err)
 	}
 	return nil
 }
