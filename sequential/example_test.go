@@ -1,0 +1,166 @@
+package sequential_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zklocks/zklocks/sequential"
+)
+
+// Two contenders, each on its own session as two processes would be: the
+// second waits in the queue until the first releases the lock, and its
+// fencing token is larger.
+func ExampleMutex_Lock() {
+	connA, closeA := connect()
+	defer closeA()
+	connB, closeB := connect()
+	defer closeB()
+	path := lockPath("Lock")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	a, err := sequential.New(connA, path, sequential.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	b, err := sequential.New(connB, path, sequential.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	if err := a.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("a holds the lock")
+	tokenA := a.Token() // hand it to the resource with every write
+
+	bHolds := make(chan error, 1)
+	go func() { bHolds <- b.Lock(ctx) }() // b queues behind a
+
+	// ... a's critical section ...
+	select {
+	case <-a.Done():
+		fmt.Println("a lost the lock: stop writing")
+	default:
+	}
+	if err := a.Unlock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := <-bHolds; err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("b holds the lock, with a larger token:", b.Token() > tokenA)
+	if err := b.Unlock(ctx); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// a holds the lock
+	// b holds the lock, with a larger token: true
+}
+
+// TryLock does not wait: while someone else is in the queue it fails with
+// ErrLocked.
+func ExampleMutex_TryLock() {
+	connA, closeA := connect()
+	defer closeA()
+	connB, closeB := connect()
+	defer closeB()
+	path := lockPath("TryLock")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	a, _ := sequential.New(connA, path, sequential.WithSessionTimeout(sessionTimeout))
+	b, _ := sequential.New(connB, path, sequential.WithSessionTimeout(sessionTimeout))
+
+	if err := a.TryLock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	err := b.TryLock(ctx)
+	fmt.Println("b while a holds:", errors.Is(err, sequential.ErrLocked))
+
+	if err := a.Unlock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = b.TryLock(ctx)
+	fmt.Println("b after a released:", err)
+	_ = b.Unlock(ctx)
+	// Output:
+	// b while a holds: true
+	// b after a released: <nil>
+}
+
+// Contenders shows the queue of a lock as an inspection tool sees it: who
+// holds it, and who waits in which order, from the data each contender
+// stored in its node.
+func ExampleContenders() {
+	conn, closeConn := connect()
+	defer closeConn()
+	path := lockPath("Contenders")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	var waiting []context.CancelFunc
+	var results []chan error
+	for i, who := range []string{"alice", "bob", "carol"} {
+		c, closeC := connect()
+		defer closeC()
+		m, _ := sequential.New(c, path, sequential.WithSessionTimeout(sessionTimeout),
+			sequential.WithData([]byte(who)))
+		if i == 0 {
+			if err := m.Lock(ctx); err != nil {
+				fmt.Println(err)
+				return
+			}
+			defer m.Unlock(ctx)
+			continue
+		}
+		wctx, stop := context.WithCancel(ctx)
+		waiting = append(waiting, stop)
+		res := make(chan error, 1)
+		results = append(results, res)
+		go func() { res <- m.Lock(wctx) }()
+		// Let this one queue before the next one comes.
+		for {
+			q, err := sequential.Contenders(ctx, conn, path)
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			if len(q) == i+1 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+
+	q, err := sequential.Contenders(ctx, conn, path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, c := range q {
+		role := "waits"
+		if i == 0 {
+			role = "holds the lock"
+		}
+		fmt.Printf("%d. %s %s\n", i+1, c.Data, role)
+	}
+
+	for i, stop := range waiting { // the waiters give up; their nodes go with them
+		stop()
+		<-results[i]
+	}
+	// Output:
+	// 1. alice holds the lock
+	// 2. bob waits
+	// 3. carol waits
+}

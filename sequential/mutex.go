@@ -1,0 +1,314 @@
+package sequential
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
+	"github.com/zklocks/zklocks/internal/zkpath"
+)
+
+// Errors returned by this package. Errors from ZooKeeper and from the
+// context are wrapped, so errors.Is works for them as well.
+var (
+	ErrBadPath       = errors.New("sequential: invalid lock path")
+	ErrNilConn       = errors.New("sequential: nil connection")
+	ErrLocked        = errors.New("sequential: locked by another session")
+	ErrNotLocked     = errors.New("sequential: lock not held")
+	ErrLockLost      = errors.New("sequential: lock lost")
+	ErrAlreadyLocked = errors.New("sequential: already locked by this mutex")
+)
+
+// DefaultSessionTimeout is the session timeout assumed when
+// WithSessionTimeout is not given.
+const DefaultSessionTimeout = 10 * time.Second
+
+// Option configures a Mutex.
+type Option func(*options)
+
+type options struct {
+	acl            []zk.ACL
+	sessionTimeout time.Duration
+	data           []byte
+	waitHook       WaitHook
+}
+
+// WithACL sets the ACL of the nodes the Mutex creates: its own node and
+// any missing parents. The default is zk.WorldACL(zk.PermAll).
+func WithACL(acl []zk.ACL) Option {
+	return func(o *options) { o.acl = acl }
+}
+
+// WithSessionTimeout tells the Mutex the session timeout its connection
+// was opened with (go-zookeeper does not expose it). It bounds clean-up
+// after a failed Lock and says when a client cut off from the ensemble
+// must consider its hold lost. The default is DefaultSessionTimeout.
+func WithSessionTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.sessionTimeout = d
+		}
+	}
+}
+
+// WithData sets the data stored in the Mutex's node when it is created,
+// for example who the contender is. Contenders returns it.
+func WithData(data []byte) Option {
+	return func(o *options) { o.data = append([]byte(nil), data...) }
+}
+
+// WaitState describes the queue to a WaitHook.
+type WaitState struct {
+	// Head is the full path of the first node in the queue: the holder.
+	Head string
+	// Self is the full path of the waiter's own node.
+	Self string
+}
+
+// WaitHook runs in a waiter each time it has set its watch on its
+// predecessor and is about to wait. It returns after how long it wants to
+// be called again (0: not before the queue changes). An error aborts Lock:
+// the waiter's node is deleted and the error is returned, wrapped.
+type WaitHook func(ctx context.Context, w WaitState) (again time.Duration, err error)
+
+// WithWaitHook sets a WaitHook. The timeout package uses it to judge the
+// holder's lease while waiting.
+func WithWaitHook(h WaitHook) Option {
+	return func(o *options) { o.waitHook = h }
+}
+
+// state is where a Mutex is in its cycle.
+type state int
+
+const (
+	idle      state = iota // no node
+	acquiring              // inside Lock or TryLock
+	held                   // Lock or TryLock succeeded; Unlock not called yet
+)
+
+// Mutex is one contender for the lock at one path, with its own node in
+// the lock's queue. Use one Mutex per contender; its methods are safe for
+// concurrent use, but it holds the lock at most once at a time.
+type Mutex struct {
+	path string
+	opts options
+	c    *zkop.Client
+
+	mu    sync.Mutex
+	state state
+	cur   *attempt // the acquisition under way or the hold, nil when idle
+	lost  error    // why the last hold ended, if it was lost
+}
+
+var _ zklocks.Locker = (*Mutex)(nil)
+
+// attempt is one acquisition: one GUID and, once it is known, one node.
+// Its fields are written by the acquiring goroutine only, under Mutex.mu
+// where other methods read them.
+type attempt struct {
+	guid    string
+	name    string        // our node's name under the lock path, once known
+	node    string        // its full path
+	mon     *hold.Monitor // watches node from right after the create
+	czxid   int64         // node's czxid: the fencing token
+	version int32         // node's data version when we read it
+	// unsure is set when a create may have been applied without our
+	// learning the node's name (connection lost or ctx done while it was
+	// in flight): only then can a twin with our GUID exist.
+	unsure bool
+}
+
+// New returns a Mutex for the lock at path on conn. It checks its
+// arguments and sends nothing to ZooKeeper; the lock path and its parents
+// are created by the first Lock that finds them missing.
+func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
+	if conn == nil {
+		return nil, ErrNilConn
+	}
+	if err := zkpath.Validate(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+	}
+	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: DefaultSessionTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Mutex{path: path, opts: o, c: zkop.New(conn, o.sessionTimeout)}, nil
+}
+
+// Lock joins the queue and waits until this Mutex is first in it. It
+// returns ctx's error when ctx ends first, ErrLockLost when its node
+// vanishes while it waits (deleted, or its session expired), and
+// ErrAlreadyLocked when this Mutex holds the lock or is acquiring it.
+// Whenever it fails, its node is gone from the ensemble before it returns
+// (or, when the ensemble can not be reached, is deleted in the background
+// as soon as it can be, or goes with the session).
+func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
+
+// TryLock takes the lock only if nobody is in the queue, without waiting.
+// It fails with ErrLocked otherwise. When the queue is visibly occupied it
+// costs one read and writes nothing.
+func (m *Mutex) TryLock(ctx context.Context) error { return m.acquire(ctx, false) }
+
+func (m *Mutex) acquire(ctx context.Context, wait bool) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+	}
+	a := &attempt{guid: newGUID()}
+	m.mu.Lock()
+	if m.state != idle {
+		m.mu.Unlock()
+		return ErrAlreadyLocked
+	}
+	m.state, m.cur = acquiring, a
+	m.mu.Unlock()
+
+	err := m.run(ctx, a, wait)
+	if err != nil {
+		m.abandon(ctx, a)
+		m.mu.Lock()
+		m.state, m.cur = idle, nil
+		m.mu.Unlock()
+		return err
+	}
+	m.mu.Lock()
+	m.state, m.lost = held, nil
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *Mutex) run(ctx context.Context, a *attempt, wait bool) error {
+	if !wait {
+		switch head, err := m.occupant(ctx); {
+		case err != nil:
+			return err
+		case head != "":
+			return fmt.Errorf("%w: %s/%s is first in the queue", ErrLocked, m.path, head)
+		}
+	}
+	if err := m.create(ctx, a); err != nil {
+		return err
+	}
+	return m.await(ctx, a, wait)
+}
+
+// Unlock releases the lock by deleting this Mutex's node, which wakes the
+// next contender. It returns ErrNotLocked when the lock is not held, and
+// ErrLockLost (wrapping the reason) when the hold had already been lost;
+// the node, if it still exists, is deleted in either case. When the
+// ensemble can not be reached (or ctx ends) the delete goes on in the
+// background until it succeeds or the session ends, and Unlock returns nil.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	m.mu.Lock()
+	if m.state != held {
+		m.mu.Unlock()
+		return ErrNotLocked
+	}
+	a := m.cur
+	m.state, m.cur = idle, nil
+	m.mu.Unlock()
+
+	a.mon.Release() // before the delete, so our own delete is not taken for a loss
+	reason := a.mon.Err()
+	err := m.remove(ctx, a)
+	if errors.Is(reason, hold.ErrReleased) {
+		reason = nil
+		if errors.Is(err, zk.ErrNoNode) {
+			reason = hold.ErrNodeDeleted // deleted behind our back, after the monitor's last look
+		}
+	}
+	if reason != nil {
+		lost := lostError(reason)
+		m.mu.Lock()
+		m.lost = lost
+		m.mu.Unlock()
+		return lost
+	}
+	if err != nil {
+		return fmt.Errorf("sequential: unlock %s: %w", a.node, err)
+	}
+	return nil
+}
+
+// Token returns the fencing token of the current hold, the czxid of this
+// Mutex's node, or 0 when the lock is not held. It keeps returning the
+// token of a hold that has been lost until Unlock; a resource that
+// compares tokens rejects it once a newer holder has used its own.
+func (m *Mutex) Token() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != held {
+		return 0
+	}
+	return m.cur.czxid
+}
+
+// closed is the channel Done returns when there is no hold.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// Done returns a channel that is closed when the current hold ends:
+// released by Unlock, or lost because the node was deleted, the session
+// expired, or the client has been cut off from the ensemble for longer
+// than the session timeout. When the lock is not held it returns a closed
+// channel. A closed Done comes late; it never protects a holder that is
+// paused: use Token to fence the resource.
+func (m *Mutex) Done() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != held {
+		return closed
+	}
+	return m.cur.mon.Done()
+}
+
+// Err returns why the last hold was lost, wrapped in ErrLockLost; nil
+// while the lock is held (and not lost), after a plain Unlock, and before
+// the first hold.
+func (m *Mutex) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state == held {
+		if err := m.cur.mon.Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
+			return lostError(err)
+		}
+		return nil
+	}
+	return m.lost
+}
+
+// Node returns the full path of this Mutex's node while it holds the lock,
+// or while it acquires it once the node is created; "" otherwise.
+func (m *Mutex) Node() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil {
+		return ""
+	}
+	return m.cur.node
+}
+
+// Stats returns the requests this Mutex has sent and the watch events it
+// has received.
+func (m *Mutex) Stats() zklocks.Stats { return m.c.Stats() }
+
+func lostError(reason error) error { return fmt.Errorf("%w: %w", ErrLockLost, reason) }
+
+// newGUID returns the 128-bit random identifier of one acquisition, as 32
+// hex digits. A variable so that a test can pin it.
+var newGUID = func() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
+	return hex.EncodeToString(b[:])
+}

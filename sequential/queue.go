@@ -1,0 +1,596 @@
+package sequential
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
+	"github.com/zklocks/zklocks/internal/zkpath"
+)
+
+// Node names. ZooKeeper appends the sequence number to what we ask for, so
+// a contender's node is called protectedPrefix + guid + lockSep + sequence.
+// Curator and go-zookeeper use the same form.
+const (
+	protectedPrefix = "_c_"
+	lockSep         = "-lock-"
+	seqWidth        = 10 // ZooKeeper prints the counter with %010d
+)
+
+// entry is one contender in the queue: a child of the lock path whose name
+// ends in a sequence number.
+type entry struct {
+	name string
+	seq  int32
+}
+
+// parseSeq returns the sequence number ZooKeeper appended to a child's
+// name, whatever the prefix before it (ours and Curator's "-lock-",
+// kazoo's "__lock__", go-zookeeper's "lock-").
+//
+// ZooKeeper's counter is a signed 32-bit int printed with %010d, so past
+// 2^31-1 creates under one parent it wraps to negative numbers: -1 prints
+// as "-000000001" (ten characters, sign included) and -2^31 as
+// "-2147483648" (eleven). All three forms are accepted. A name without such
+// a suffix is not a contender.
+func parseSeq(name string) (int32, bool) {
+	if len(name) < seqWidth {
+		return 0, false
+	}
+	tail := name[len(name)-seqWidth:]
+	neg := tail[0] == '-'
+	if neg {
+		tail = tail[1:]
+	}
+	var v int64
+	for i := 0; i < len(tail); i++ {
+		c := tail[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	switch {
+	case neg && v == 0:
+		return 0, false // %010d never prints "-000000000"
+	case neg:
+		return int32(-v), true
+	case v <= math.MaxInt32:
+		return int32(v), true
+	case v == -math.MinInt32 && len(name) > seqWidth && name[len(name)-seqWidth-1] == '-':
+		return math.MinInt32, true // "-2147483648": the one value wider than ten characters
+	}
+	return 0, false
+}
+
+// sortQueue keeps the children that are contenders and orders them as
+// ZooKeeper created them: the first one holds the lock.
+//
+// The order is serial-number arithmetic on the 32-bit counter (RFC 1982,
+// the fix proposed in kazoo #606), not a plain comparison: each sequence
+// is taken as its signed 32-bit distance from one member of the queue.
+// That order is exact as long as the oldest and the newest live contender
+// are fewer than 2^31 creates apart, so it stays right when the counter
+// wraps from 2147483647 to -2147483648, where a plain signed comparison
+// (go-zookeeper's Lock) or a string comparison (Curator, kazoo) would put
+// the newest nodes first. Ties, which ZooKeeper never produces under one
+// parent, are broken by name so every client sees the same order.
+func sortQueue(children []string) []entry {
+	q := make([]entry, 0, len(children))
+	for _, name := range children {
+		if s, ok := parseSeq(name); ok {
+			q = append(q, entry{name: name, seq: s})
+		}
+	}
+	if len(q) < 2 {
+		return q
+	}
+	ref := q[0].seq
+	slices.SortFunc(q, func(a, b entry) int {
+		// int32 subtraction wraps around in Go: this is the serial distance.
+		if c := cmp.Compare(a.seq-ref, b.seq-ref); c != 0 {
+			return c
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return q
+}
+
+// guidOf returns the GUID in one of our node names, or "" for names of
+// other forms.
+func guidOf(name string) string {
+	rest, ok := strings.CutPrefix(name, protectedPrefix)
+	if !ok {
+		return ""
+	}
+	guid, _, ok := strings.Cut(rest, lockSep)
+	if !ok {
+		return ""
+	}
+	return guid
+}
+
+// Contender is one node in a lock's queue, as Contenders reports it.
+type Contender struct {
+	// Node is the node's full path.
+	Node string
+	// Seq is the sequence number ZooKeeper gave the node (negative after
+	// the parent's counter wrapped past 2^31-1).
+	Seq int64
+	// Data is what the contender stored in its node (see WithData).
+	Data []byte
+	// Stat is the node's stat: Czxid is the fencing token its hold has or
+	// will have, EphemeralOwner the session that owns it.
+	Stat zk.Stat
+}
+
+// Contenders returns the queue of the lock at path in lock order: the
+// first one holds the lock, the others wait in turn. Children of the lock
+// path that are not contenders (no sequence suffix) are left out. A
+// missing lock path is an empty queue. Nodes that disappear while they are
+// read are left out too, so the answer is a snapshot that may already be
+// stale when it returns; it is meant for tools that inspect a lock, not
+// for deciding who holds it.
+func Contenders(ctx context.Context, conn *zk.Conn, path string) ([]Contender, error) {
+	if conn == nil {
+		return nil, ErrNilConn
+	}
+	if err := zkpath.Validate(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+	}
+	return contenders(ctx, zkop.New(conn, DefaultSessionTimeout), path)
+}
+
+// Contenders is the package function Contenders for this Mutex's lock
+// path, counted in its Stats.
+func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
+	return contenders(ctx, m.c, m.path)
+}
+
+// maxParallelReads bounds the reads Contenders keeps in flight at once.
+const maxParallelReads = 16
+
+func contenders(ctx context.Context, c *zkop.Client, path string) ([]Contender, error) {
+	kids, err := c.Children(ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sequential: list %s: %w", path, err)
+	}
+	q := sortQueue(kids)
+	out := make([]*Contender, len(q))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(maxParallelReads)
+	for i, e := range q {
+		g.Go(func() error {
+			node := path + "/" + e.name
+			data, stat, err := c.Get(gctx, node)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				return nil // left the queue since the listing
+			case err != nil:
+				return fmt.Errorf("sequential: read %s: %w", node, err)
+			}
+			out[i] = &Contender{Node: node, Seq: int64(e.seq), Data: data, Stat: *stat}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	res := make([]Contender, 0, len(out))
+	for _, ct := range out {
+		if ct != nil {
+			res = append(res, *ct)
+		}
+	}
+	return res, nil
+}
+
+// Retry pacing. While the client is disconnected go-zookeeper keeps new
+// requests queued until it reconnects, so a request fails with
+// ErrConnectionClosed only when a connection goes while it is in flight,
+// or at once when the connection has been closed for good. Failures in a
+// row therefore mean a flapping or closed connection.
+const (
+	retryFirst  = 20 * time.Millisecond
+	retryMax    = 500 * time.Millisecond
+	maxRetries  = 6 // in a row, while joining or cleaning up (about 1.1 s)
+	maxParents  = 3 // creates that find the lock path missing
+	createFlags = zk.FlagEphemeral | zk.FlagSequence
+)
+
+// transient reports whether err means "not now": the connection went
+// while the request was in flight, or the session moved to another server.
+func transient(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionMoved)
+}
+
+// backoff counts failures in a row and sleeps a little longer after each.
+type backoff struct{ n int }
+
+// pause sleeps after the failure err; it returns err itself once limit
+// failures (0: no limit) have been seen, and ctx's error if ctx ends.
+// lost, when not nil, ends the sleep with ErrLockLost when it closes.
+func (b *backoff) pause(ctx context.Context, err error, limit int, lost *hold.Monitor) error {
+	b.n++
+	if limit > 0 && b.n > limit {
+		return err
+	}
+	t := time.NewTimer(min(retryFirst<<min(b.n-1, 8), retryMax))
+	defer t.Stop()
+	var done <-chan struct{}
+	if lost != nil {
+		done = lost.Done()
+	}
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-done:
+		return lostError(lost.Err())
+	}
+}
+
+// occupant returns the name of the first contender in the queue, "" when
+// the queue is empty or the lock path does not exist.
+func (m *Mutex) occupant(ctx context.Context) (string, error) {
+	kids, err := m.c.Children(ctx, m.path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("sequential: list %s: %w", m.path, err)
+	}
+	if q := sortQueue(kids); len(q) > 0 {
+		return q[0].name, nil
+	}
+	return "", nil
+}
+
+// create joins the queue: it creates our EPHEMERAL_SEQUENTIAL node and
+// starts watching it.
+//
+// When the connection goes while the create is in flight, the create may
+// or may not have been applied. The GUID in the name tells: after the
+// client reconnects, the children carrying it are ours (the recipe of
+// ZooKeeper's docs, Curator's protected mode, kazoo's uuid prefix). A node
+// with our GUID is taken only if it belongs to the session the client has
+// now: after a session expiry, a listing can still show the node of the
+// dead session until the server has removed it (CURATOR-604), and that
+// node is about to vanish. ErrSessionExpired from the create means the
+// node, if it was made, went with its session: create again.
+func (m *Mutex) create(ctx context.Context, a *attempt) error {
+	prefix := m.path + "/" + protectedPrefix + a.guid + lockSep
+	var b backoff
+	parents := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+		}
+		var names []string
+		node, err := m.c.Create(ctx, prefix, m.opts.data, createFlags, m.opts.acl)
+		switch {
+		case err == nil:
+			names = []string{node[len(m.path)+1:]}
+		case errors.Is(err, zk.ErrNoNode) && parents < maxParents:
+			// The lock path is missing: make it (a container, which the
+			// server removes once its last child is gone) and try again.
+			parents++
+			if err := m.c.EnsureParents(ctx, m.path, zkpath.Ancestors(m.path), true, m.opts.acl); err != nil {
+				return fmt.Errorf("sequential: create %s: %w", m.path, err)
+			}
+			continue
+		case errors.Is(err, zk.ErrSessionExpired):
+			if err := b.pause(ctx, err, maxRetries, nil); err != nil {
+				return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+			}
+			continue
+		case transient(err), ctx.Err() != nil:
+			a.unsure = true
+			if ctx.Err() != nil {
+				return fmt.Errorf("sequential: lock %s: %w", m.path, ctx.Err())
+			}
+			if err := b.pause(ctx, err, maxRetries, nil); err != nil {
+				return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+			}
+			for names, err = m.findOurs(ctx, a.guid); err != nil; names, err = m.findOurs(ctx, a.guid) {
+				if !transient(err) || ctx.Err() != nil {
+					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+				}
+				if err := b.pause(ctx, err, maxRetries, nil); err != nil {
+					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+				}
+			}
+		default:
+			return fmt.Errorf("sequential: create in %s: %w", m.path, err)
+		}
+		for _, name := range names {
+			ok, err := m.adopt(ctx, a, name, &b)
+			if err != nil {
+				a.unsure = true // name may be ours: clean up by GUID
+				return err
+			}
+			if ok {
+				return nil
+			}
+		}
+		// None of them is ours (none was made, or they are a dead
+		// session's): create again, with the same GUID.
+	}
+}
+
+// findOurs lists the lock path's children that carry guid, in queue order.
+func (m *Mutex) findOurs(ctx context.Context, guid string) ([]string, error) {
+	kids, err := m.c.Children(ctx, m.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ours []string
+	for _, e := range sortQueue(kids) {
+		if guidOf(e.name) == guid {
+			ours = append(ours, e.name)
+		}
+	}
+	return ours, nil
+}
+
+// adopt starts watching name and takes it as our node. It reports false
+// when the node is gone or belongs to another session than the client's
+// current one; hold.Watch checks the node's ephemeralOwner.
+func (m *Mutex) adopt(ctx context.Context, a *attempt, name string, b *backoff) (bool, error) {
+	node := m.path + "/" + name
+	for {
+		mon, stat, err := hold.Watch(ctx, m.c, node)
+		switch {
+		case err == nil:
+			m.mu.Lock()
+			a.name, a.node, a.mon, a.czxid, a.version = name, node, mon, stat.Czxid, stat.Version
+			m.mu.Unlock()
+			return true, nil
+		case errors.Is(err, hold.ErrSessionExpired), errors.Is(err, hold.ErrNodeDeleted):
+			return false, nil
+		case transient(err) && ctx.Err() == nil:
+			if err := b.pause(ctx, err, maxRetries, nil); err != nil {
+				return false, fmt.Errorf("sequential: lock %s: %w", m.path, err)
+			}
+		default:
+			return false, fmt.Errorf("sequential: lock %s: watch %s: %w", m.path, name, err)
+		}
+	}
+}
+
+// await waits in the queue until our node is first in it, watching only
+// its predecessor. It reports ErrLocked instead of waiting when wait is
+// false.
+//
+// Handoff without a read: when the last listing showed us second, the
+// predecessor was the only node ahead of us, and nodes created later get
+// higher sequence numbers, so once it is deleted we are first. Only when
+// more nodes were ahead (a predecessor that leaves may not have been the
+// holder) do we list again.
+func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
+	var (
+		q       []entry         // the queue at the last listing
+		idx     int             // our place in q
+		list    = true          // q is stale: list again
+		watched string          // the predecessor our data watch is on
+		ev      <-chan zk.Event // that watch, nil when none is set
+		b       backoff
+	)
+	for {
+		if list {
+			var err error
+			if q, idx, err = m.position(ctx, a); err != nil {
+				if transient(err) && ctx.Err() == nil {
+					if err := b.pause(ctx, err, 0, a.mon); err != nil {
+						return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+					}
+					continue
+				}
+				return err
+			}
+			if idx == 0 {
+				return nil
+			}
+			if !wait {
+				return fmt.Errorf("%w: %s/%s is first in the queue", ErrLocked, m.path, q[0].name)
+			}
+			list = false
+		}
+		pred, second := q[idx-1].name, idx == 1
+		if ev == nil || watched != pred {
+			// A data watch, as Curator does: an exists watch on a node that
+			// is already gone would stay behind as a creation watch.
+			_, _, ch, err := m.c.GetW(ctx, m.path+"/"+pred)
+			switch {
+			case errors.Is(err, zk.ErrNoNode) && second:
+				return nil // gone since the listing: we are first
+			case errors.Is(err, zk.ErrNoNode):
+				list = true
+				continue
+			case transient(err) && ctx.Err() == nil:
+				if err := b.pause(ctx, err, 0, a.mon); err != nil {
+					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+				}
+				continue
+			case err != nil:
+				return fmt.Errorf("sequential: lock %s: watch %s: %w", m.path, pred, err)
+			}
+			watched, ev = pred, ch
+		}
+		b = backoff{}
+
+		var again time.Duration
+		if h := m.opts.waitHook; h != nil {
+			var err error
+			again, err = h(ctx, WaitState{Head: m.path + "/" + q[0].name, Self: a.node})
+			if err != nil {
+				return fmt.Errorf("sequential: lock %s: wait hook: %w", m.path, err)
+			}
+		}
+		var wake <-chan time.Time
+		var timer *time.Timer
+		if again > 0 {
+			timer = time.NewTimer(again)
+			wake = timer.C
+		}
+		select {
+		case e := <-ev:
+			ev = nil
+			m.c.Notified()
+			switch {
+			case e.Type == zk.EventNodeDeleted && second:
+				stopTimer(timer)
+				return nil
+			case e.Type == zk.EventNodeDataChanged:
+				// Still there, still our predecessor: watch it again.
+			case e.Type == zk.EventNotWatching && errors.Is(e.Err, zk.ErrSessionExpired):
+				stopTimer(timer)
+				return lostError(hold.ErrSessionExpired)
+			case e.Type == zk.EventNotWatching:
+				stopTimer(timer)
+				return fmt.Errorf("sequential: lock %s: %w", m.path, e.Err)
+			default:
+				list = true
+			}
+		case <-wake:
+			// The hook asked to be called again. When we are second its
+			// Head, our predecessor, is still there; otherwise the head
+			// may have changed: list first.
+			list = !second
+		case <-a.mon.Done():
+			stopTimer(timer)
+			return lostError(a.mon.Err())
+		case <-ctx.Done():
+			stopTimer(timer)
+			return fmt.Errorf("sequential: lock %s: %w", m.path, ctx.Err())
+		}
+		stopTimer(timer)
+	}
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// position lists the queue and finds our node in it. A missing node means
+// the hold is lost before it began: ErrLockLost.
+//
+// When a create of this acquisition had an unknown outcome, a twin of our
+// node (same GUID, another sequence number) can exist: a create that was
+// applied although the client never heard of it. A twin would block the
+// queue until our session ends, since nobody waits on it to release it;
+// position deletes it.
+func (m *Mutex) position(ctx context.Context, a *attempt) ([]entry, int, error) {
+	kids, err := m.c.Children(ctx, m.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, -1, lostError(hold.ErrNodeDeleted)
+	}
+	if err != nil {
+		return nil, -1, fmt.Errorf("sequential: list %s: %w", m.path, err)
+	}
+	q := sortQueue(kids)
+	idx := -1
+	kept := q[:0]
+	for _, e := range q {
+		switch {
+		case e.name == a.name:
+			idx = len(kept)
+		case a.unsure && guidOf(e.name) == a.guid:
+			// By name, not version: a node named with our GUID can only be
+			// one this acquisition created.
+			if err := m.c.Delete(ctx, m.path+"/"+e.name, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return nil, -1, fmt.Errorf("sequential: delete twin %s: %w", e.name, err)
+			}
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if idx < 0 {
+		reason := a.mon.Err()
+		if reason == nil {
+			reason = hold.ErrNodeDeleted
+		}
+		return nil, -1, lostError(reason)
+	}
+	return kept, idx, nil
+}
+
+// remove deletes our node, at the data version we last saw. A version
+// mismatch means our own node's data was rewritten since (the reentrant
+// and timeout packages write to it): it is read again, and deleted at its
+// new version if its czxid shows it is still the node we created. When
+// the ensemble can not be reached now, the delete goes on in the
+// background (zkop.DeleteNowOrLater).
+func (m *Mutex) remove(ctx context.Context, a *attempt) error {
+	version := a.version
+	for i := 0; ; i++ {
+		err := m.c.DeleteNowOrLater(ctx, a.node, version)
+		if !errors.Is(err, zk.ErrBadVersion) || i == 2 {
+			return err
+		}
+		_, stat, err := m.c.Get(ctx, a.node)
+		switch {
+		case err != nil && (transient(err) || ctx.Err() != nil):
+			// Its name, with our GUID in it, can name no other node.
+			m.c.DeleteEventually(a.node, -1)
+			return nil
+		case err != nil:
+			return err
+		case stat.Czxid != a.czxid:
+			return zk.ErrNoNode // ours is gone; this one is not ours
+		}
+		version = stat.Version
+	}
+}
+
+// abandon undoes a failed acquisition: it stops the watch on our node and
+// deletes the node, and any twin of it, with a context of its own (the
+// caller's may be done), bounded by the session timeout: past that, an
+// unreachable ensemble has expired the session and its nodes with it.
+func (m *Mutex) abandon(ctx context.Context, a *attempt) {
+	if a.mon != nil {
+		a.mon.Release()
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
+	defer cancel()
+	if a.node != "" {
+		_ = m.remove(cctx, a)
+	}
+	if !a.unsure {
+		return
+	}
+	// A create may have been applied without our learning the name: find
+	// the nodes by GUID.
+	var b backoff
+	for {
+		names, err := m.findOurs(cctx, a.guid)
+		if err == nil {
+			for _, name := range names {
+				_ = m.c.DeleteNowOrLater(cctx, m.path+"/"+name, -1)
+			}
+			return
+		}
+		if !transient(err) || b.pause(cctx, err, maxRetries, nil) != nil {
+			return
+		}
+	}
+}
