@@ -1,0 +1,90 @@
+package naive_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/naive"
+)
+
+func ExampleMutex_Lock() {
+	const sessionTimeout = 5 * time.Second
+	conn, _, err := zk.Connect(exampleServers(), sessionTimeout, zk.WithLogInfo(false))
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+
+	m, err := naive.New(conn, examplePath("orders"), naive.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	if err := m.Lock(ctx); err != nil { // waits while another session holds it
+		panic(err)
+	}
+	// The critical section. Hand m.Token() to the resource you write to,
+	// so that it can refuse a holder that lost the lock without noticing.
+	fmt.Println("holding, token > 0:", m.Token() > 0)
+	select {
+	case <-m.Done():
+		fmt.Println("lost the lock")
+	default:
+		fmt.Println("still held")
+	}
+	if err := m.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("released, token:", m.Token())
+	// Output:
+	// holding, token > 0: true
+	// still held
+	// released, token: 0
+}
+
+func ExampleMutex_TryLock() {
+	servers := exampleServers()
+	path := examplePath("reports")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// Two processes, one session each.
+	var mutexes [2]*naive.Mutex
+	for i := range mutexes {
+		conn, _, err := zk.Connect(servers, 5*time.Second, zk.WithLogInfo(false))
+		if err != nil {
+			panic(err)
+		}
+		defer conn.Close()
+		if mutexes[i], err = naive.New(conn, path, naive.WithSessionTimeout(5*time.Second)); err != nil {
+			panic(err)
+		}
+	}
+	a, b := mutexes[0], mutexes[1]
+
+	if err := a.TryLock(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("a holds the lock")
+
+	err := b.TryLock(ctx) // returns at once instead of waiting for a
+	fmt.Println("b busy:", errors.Is(err, naive.ErrLocked))
+
+	if err := a.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Println("b after a's Unlock:", b.TryLock(ctx))
+	if err := b.Unlock(ctx); err != nil {
+		panic(err)
+	}
+	// Output:
+	// a holds the lock
+	// b busy: true
+	// b after a's Unlock: <nil>
+}

@@ -1,0 +1,420 @@
+package naive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
+	"github.com/zklocks/zklocks/internal/zkpath"
+)
+
+// Errors returned by this package, to be compared with errors.Is. Errors
+// that come from ZooKeeper also wrap go-zookeeper's error (zk.ErrNoAuth,
+// zk.ErrConnectionClosed, ...).
+var (
+	ErrBadPath       = errors.New("naive: invalid lock path")
+	ErrNilConn       = errors.New("naive: nil connection")
+	ErrLocked        = errors.New("naive: locked by another session")
+	ErrNotLocked     = errors.New("naive: lock not held")
+	ErrLockLost      = errors.New("naive: lock lost")
+	ErrAlreadyLocked = errors.New("naive: already locked by this mutex")
+)
+
+// Option configures a Mutex.
+type Option func(*options)
+
+type options struct {
+	acl            []zk.ACL
+	sessionTimeout time.Duration
+}
+
+// WithACL sets the ACL of the lock node and of the parents the Mutex
+// creates. The default is zk.WorldACL(zk.PermAll).
+func WithACL(acl []zk.ACL) Option {
+	return func(o *options) { o.acl = acl }
+}
+
+// WithSessionTimeout tells the Mutex the session timeout its connection
+// was opened with (go-zookeeper does not expose it). It bounds how long a
+// disconnected holder trusts its hold and how long background clean-up
+// retries. The default is 10s.
+func WithSessionTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.sessionTimeout = d
+		}
+	}
+}
+
+// Mutex is one contender for the lock at one path: the lock is held while
+// the path exists as an ephemeral node of this Mutex's session.
+//
+// Its methods are safe for concurrent use. A Mutex is not re-entrant: Lock
+// while it holds (or is acquiring) the lock fails with ErrAlreadyLocked.
+// Two Mutexes on the same path exclude each other even when they share a
+// connection.
+type Mutex struct {
+	client *zkop.Client
+	path   string
+	acl    []zk.ACL
+
+	mu    sync.Mutex // guards state and cur; never held across a request
+	state state
+	cur   *holding // set while state == held
+}
+
+type state int
+
+const (
+	idle state = iota
+	acquiring
+	held
+	releasing
+)
+
+// holding is one hold: the node this Mutex created and the monitor that
+// watches it.
+type holding struct {
+	mon     *hold.Monitor
+	session int64 // the session that created the node
+	czxid   int64 // the node's creation zxid: the fencing token
+}
+
+var _ zklocks.Locker = (*Mutex)(nil)
+
+// New returns a Mutex for the lock at path on conn. It checks its input
+// and sends nothing to ZooKeeper.
+func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
+	if conn == nil {
+		return nil, ErrNilConn
+	}
+	if err := zkpath.Validate(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+	}
+	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: 10 * time.Second}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Mutex{client: zkop.New(conn, o.sessionTimeout), path: path, acl: o.acl}, nil
+}
+
+// Lock blocks until the lock is held, ctx is done, or an error makes
+// waiting pointless.
+//
+// It creates the lock path as an ephemeral node (and its missing parents
+// as persistent nodes). While another session holds the lock, Lock sets an
+// exists watch on the node and sleeps until the watch fires, then tries
+// again; every waiter does the same on every release. Any error other than
+// "node exists" ends the attempt and is returned.
+//
+// When ctx ends first Lock returns ctx.Err() and leaves nothing behind: a
+// create whose answer arrives later is undone in the background, deleting
+// the node only if this session owns it. Once the create has succeeded,
+// Lock finishes the acquisition even if ctx ends meanwhile.
+func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
+
+// TryLock is Lock without the wait: when another session holds the lock it
+// returns an error wrapping ErrLocked at once.
+func (m *Mutex) TryLock(ctx context.Context) error { return m.acquire(ctx, false) }
+
+func (m *Mutex) acquire(ctx context.Context, wait bool) error {
+	m.mu.Lock()
+	if m.state != idle {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrAlreadyLocked, m.path)
+	}
+	m.state = acquiring
+	m.mu.Unlock()
+
+	h, err := m.obtain(ctx, wait)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		m.state = idle
+		return err
+	}
+	m.state, m.cur = held, h
+	return nil
+}
+
+// obtain is the recipe: create, or watch and retry.
+func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
+	madeParents := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sid := m.client.Conn.SessionID()
+		err := m.create(ctx, sid)
+		switch {
+		case err == nil:
+			return m.claim(ctx, sid)
+		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+			return nil, err
+		case errors.Is(err, zk.ErrNoNode) && !madeParents:
+			madeParents = true
+			if err := m.client.EnsureParents(ctx, m.path, zkpath.Ancestors(m.path), false, m.acl); err != nil {
+				return nil, m.wrap("create the parents of", ctx, err)
+			}
+		case errors.Is(err, zk.ErrNodeExists) && !wait:
+			return nil, fmt.Errorf("%w: %s: %w", ErrLocked, m.path, err)
+		case errors.Is(err, zk.ErrNodeExists):
+			if err := m.awaitRelease(ctx); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, m.wrap("create", ctx, err)
+		}
+	}
+}
+
+// create sends the create of the lock node and waits for its answer or for
+// ctx. Two outcomes leave a node behind that nobody will use: an answer
+// that arrives after ctx ended, and a connection that broke after the
+// request was sent (it may have been applied). In both cases the node, if
+// it exists and belongs to sid, is deleted in the background.
+func (m *Mutex) create(ctx context.Context, sid int64) error {
+	answer := make(chan error, 1)
+	go func() {
+		// Not ctx: this request must report its real outcome.
+		_, err := m.client.Create(context.WithoutCancel(ctx), m.path, nil, zk.FlagEphemeral, m.acl)
+		answer <- err
+	}()
+	select {
+	case err := <-answer:
+		if errors.Is(err, zk.ErrConnectionClosed) {
+			go m.drop(sid, 0)
+		}
+		return err
+	case <-ctx.Done():
+		go func() {
+			if err := <-answer; err == nil || errors.Is(err, zk.ErrConnectionClosed) {
+				m.drop(sid, 0)
+			}
+		}()
+		return ctx.Err()
+	}
+}
+
+// claim starts watching the node just created and reads its stat: the
+// czxid is the fencing token, the ephemeralOwner proves the node is ours.
+func (m *Mutex) claim(ctx context.Context, sid int64) (*holding, error) {
+	// The node exists; finish even if the caller's ctx ends now, rather
+	// than leave a node that must then be cleaned up.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.client.SessionTimeout)
+	defer cancel()
+	mon, stat, err := hold.Watch(cctx, m.client, m.path)
+	switch {
+	case err == nil && stat.EphemeralOwner == sid:
+		return &holding{mon: mon, session: sid, czxid: stat.Czxid}, nil
+	case err == nil:
+		// The connection moved to a new session after our create, so our
+		// node died with the old one; this node is another Mutex's on the
+		// same connection.
+		mon.Release()
+		return nil, fmt.Errorf("%w: %s: session %#x ended right after the create", ErrLockLost, m.path, sid)
+	case errors.Is(err, hold.ErrNodeDeleted), errors.Is(err, hold.ErrSessionExpired):
+		return nil, fmt.Errorf("%w: %s: right after the create: %w", ErrLockLost, m.path, err)
+	default:
+		go m.drop(sid, 0)
+		return nil, m.wrap("read back", ctx, err)
+	}
+}
+
+// awaitRelease sets an exists watch on the lock node and waits until it
+// fires. It returns nil when it is time to try the create again.
+func (m *Mutex) awaitRelease(ctx context.Context) error {
+	exists, _, ev, err := m.client.ExistsW(ctx, m.path)
+	switch {
+	case err != nil:
+		return m.wrap("watch", ctx, err)
+	case !exists:
+		// Released between our create and our exists: try again now. The
+		// exists call left a watch for the node's creation behind; it fires
+		// once, into a buffered channel nobody reads.
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case e := <-ev:
+		m.client.Notified()
+		if e.Type == zk.EventNotWatching {
+			// The session expired or the connection was closed.
+			if errors.Is(e.Err, zk.ErrSessionExpired) {
+				return fmt.Errorf("%w: %s: session expired while waiting: %w", ErrLockLost, m.path, e.Err)
+			}
+			return fmt.Errorf("naive: wait for %s: %w", m.path, e.Err)
+		}
+		return nil // deleted (or changed): try again
+	}
+}
+
+// Unlock releases the lock. It deletes the lock node only if it is still
+// the node this Mutex created: same session (ephemeralOwner) and same
+// czxid, at the version just read. It never deletes with version -1, so
+// it can not remove a lock that another client took after ours was lost.
+//
+// Unlock fails with ErrNotLocked when the Mutex does not hold the lock, and
+// with ErrLockLost when the hold was lost before Unlock (Done was closed,
+// or the node is gone or no longer ours); the Mutex is then free for the
+// next Lock. When the delete can not be sent now (ctx ends, connection
+// down) it is retried in the background until it succeeds or the session
+// ends, and Unlock returns nil: the node can not outlive the session.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	m.mu.Lock()
+	if m.state != held {
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrNotLocked, m.path)
+	}
+	h := m.cur
+	m.state, m.cur = releasing, nil
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.state = idle
+		m.mu.Unlock()
+	}()
+
+	lost := h.mon.Err() // nil unless the monitor saw the hold end
+	h.mon.Release()
+	// Delete even after a loss: a hold "lost" to a long disconnection may
+	// come back with the session, and its node must not stay behind.
+	err := m.deleteOwn(ctx, h)
+	if lost != nil {
+		return fmt.Errorf("%w: %s: %w", ErrLockLost, m.path, lost)
+	}
+	return err
+}
+
+// deleteOwn deletes the lock node if it is still h's.
+func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
+	for range 3 { // a BadVersion (our node's data changed under us) reads again
+		if m.client.Conn.SessionID() != h.session {
+			return fmt.Errorf("%w: %s: session %#x ended", ErrLockLost, m.path, h.session)
+		}
+		_, stat, err := m.client.Get(ctx, m.path)
+		if err == nil {
+			if !owned(stat, h.session, h.czxid) {
+				return fmt.Errorf("%w: %s now belongs to session %#x", ErrLockLost, m.path, stat.EphemeralOwner)
+			}
+			err = m.client.Delete(ctx, m.path, stat.Version)
+		}
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrBadVersion):
+			continue
+		case errors.Is(err, zk.ErrNoNode):
+			return fmt.Errorf("%w: %s was deleted: %w", ErrLockLost, m.path, err)
+		case retryLater(err):
+			go m.drop(h.session, h.czxid)
+			return nil
+		default:
+			return m.wrap("delete", ctx, err)
+		}
+	}
+	return fmt.Errorf("naive: delete %s: its version keeps changing", m.path)
+}
+
+// drop deletes the lock node in the background if it belongs to session
+// sid (and, when czxid is not 0, is that very node). It retries while the
+// ensemble can not be reached, and stops when the node is gone or not
+// ours, when the connection has a new session (the old one took its
+// ephemeral node along), when the connection was closed (closing ends the
+// session), or after the session timeout plus a second (the servers have
+// expired a session they have not heard from for that long).
+func (m *Mutex) drop(sid, czxid int64) {
+	conn := m.client.Conn
+	give := time.Now().Add(m.client.SessionTimeout + time.Second)
+	pause := 20 * time.Millisecond
+	for {
+		if conn.SessionID() != sid {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), m.client.SessionTimeout)
+		_, stat, err := m.client.Get(ctx, m.path)
+		if err == nil {
+			if !owned(stat, sid, czxid) {
+				cancel()
+				return
+			}
+			err = m.client.Delete(ctx, m.path, stat.Version)
+		}
+		cancel()
+		if err == nil || !(retryLater(err) || errors.Is(err, zk.ErrBadVersion)) || time.Now().After(give) {
+			return
+		}
+		disconnected := conn.State() == zk.StateDisconnected
+		time.Sleep(pause)
+		pause = min(2*pause, time.Second)
+		// go-zookeeper leaves StateDisconnected at once to reconnect
+		// (StateConnecting); a connection that stays there was closed.
+		if disconnected && conn.State() == zk.StateDisconnected {
+			return
+		}
+	}
+}
+
+// owned reports whether stat is the node of session sid (and czxid, if set).
+func owned(stat *zk.Stat, sid, czxid int64) bool {
+	return stat.EphemeralOwner == sid && (czxid == 0 || stat.Czxid == czxid)
+}
+
+// retryLater reports whether err means "not now" rather than "no".
+func retryLater(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+}
+
+// wrap names the failed step; a ctx error is returned as it is.
+func (m *Mutex) wrap(step string, ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return err
+	}
+	return fmt.Errorf("naive: %s %s: %w", step, m.path, err)
+}
+
+// Token returns the fencing token of the current hold, the czxid of the
+// lock node, or 0 when the lock is not held. Tokens of successive holds
+// of one path grow strictly.
+func (m *Mutex) Token() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != held {
+		return 0
+	}
+	return m.cur.czxid
+}
+
+// closed is what Done returns when there is no hold.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Done returns a channel that is closed when the current hold ends: by
+// Unlock, or because it was lost (node deleted, session expired, or no
+// contact with the ensemble for longer than the session timeout). When
+// the lock is not held it returns a closed channel. Done closes late,
+// never early: until it closes, a paused or partitioned process can still
+// believe it holds a lock that the ensemble has already given away; use
+// Token to fence the resource.
+func (m *Mutex) Done() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.state != held {
+		return closed
+	}
+	return m.cur.mon.Done()
+}
+
+// Stats returns the requests this Mutex sent and the watch events it
+// received. On a contended lock, Notifications grows by one for every
+// release while this Mutex waits: the herd effect, seen from one client.
+func (m *Mutex) Stats() zklocks.Stats { return m.client.Stats() }
