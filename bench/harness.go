@@ -68,8 +68,12 @@ type Result struct {
 	Handoff Latency
 	// Notifications is the number of watch events that reached the
 	// contenders' sessions; SelfNotifications is the part of them that
-	// told a releasing holder about the deletion of its own node (the
-	// hold monitor's watch), which wakes no other contender.
+	// told a contender about a change to its own node, made by itself (its
+	// hold monitor's data watch, fired by its own delete on Unlock or its
+	// own setData), which wakes no other contender. For locks that name
+	// their node (Node()) these are all events about nodes the contender
+	// held; for the others, the NodeDeleted events that reached a holder
+	// while it was inside Unlock.
 	Notifications, SelfNotifications int64
 	// LockStats sums Stats() over the contenders' locks, for locks that
 	// keep statistics; nil otherwise.
@@ -166,6 +170,9 @@ type contender struct {
 	acquire *histogram
 	handoff *histogram
 	holds   []Hold
+	// owned is the set of nodes this contender held, for locks that name
+	// their node (Node()).
+	owned map[string]bool
 }
 
 // Hold is one recorded hold: Enter just after Lock returned, Exit just
@@ -245,8 +252,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	for _, s := range ss {
-		s.events.Store(0)
-		s.self.Store(0)
+		s.reset()
 	}
 
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -332,7 +338,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		hand.merge(c.handoff)
 		holds = append(holds, c.holds...)
 		res.Notifications += c.s.events.Load()
-		res.SelfNotifications += c.s.self.Load()
+		if len(c.owned) > 0 {
+			res.SelfNotifications += c.s.eventsOn(c.owned)
+		} else {
+			res.SelfNotifications += c.s.unlockSelf.Load()
+		}
 		if sl, ok := c.l.(statser); ok {
 			hasStats = true
 			x := sl.Stats()
@@ -396,8 +406,11 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 		own := nodeAtPath
 		if namer != nil {
 			own = namer.Node()
+			if c.owned == nil {
+				c.owned = map[string]bool{}
+			}
+			c.owned[own] = true
 		}
-		c.s.ownNode.Store(&own)
 		var err error
 		if cfg.Hold > 0 {
 			time.Sleep(cfg.Hold)
@@ -415,7 +428,10 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 		if uctx.Err() != nil {
 			uctx = context.WithoutCancel(uctx)
 		}
-		if uerr := c.l.Unlock(uctx); uerr != nil {
+		c.s.unlocking.Store(&own)
+		uerr := c.l.Unlock(uctx)
+		c.s.unlocking.Store(nil)
+		if uerr != nil {
 			return errors.Join(err, fmt.Errorf("Unlock: %w", uerr))
 		}
 		if err != nil {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -43,10 +44,10 @@ func ReportMetrics(b MetricReporter, r Result) {
 // Line is a one-line summary of a run, for logs.
 func (r Result) Line() string {
 	return fmt.Sprintf("%-16s n=%-3d acq=%-5d %7.1f acq/s  acquire p50 %v  handoff p50 %v p99 %v (%.2fx floor)  "+
-		"watchers/release %.2f (+%.2f self)  writes/acq %.2f  notifications/acq %.2f  packets/acq %.1f",
+		"watchers/release %.2f (+%.2f self; by type %s)  writes/acq %.2f  notifications/acq %.2f  packets/acq %.1f",
 		r.Variant, r.Contenders, r.Acquisitions, r.Throughput(), round(r.Acquire.P50),
 		round(r.Handoff.P50), round(r.Handoff.P99), r.HandoffFloorRatio(),
-		r.WatchersPerRelease(), r.SelfWatchesPerRelease(), r.WritesPerAcquisition(),
+		r.WatchersPerRelease(), r.SelfWatchesPerRelease(), r.watchTypes(), r.WritesPerAcquisition(),
 		r.NotificationsPerAcquisition(), r.PacketsPerAcquisition())
 }
 
@@ -59,4 +60,18 @@ func round(d time.Duration) time.Duration {
 	default:
 		return d.Round(time.Microsecond)
 	}
+}
+
+// watchTypes lists the watchers fired by event type, for logs.
+func (r Result) watchTypes() string {
+	var parts []string
+	for _, k := range watchFiredKeys {
+		if n := r.Server.WatchersByType[k]; n != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", strings.TrimSuffix(strings.TrimPrefix(k, "zk_sum_node_"), "_watch_count"), n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
 }

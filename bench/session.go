@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,11 +22,20 @@ type session struct {
 	conn *zk.Conn
 
 	events atomic.Int64 // watch notifications received (not session events)
-	// ownNode is the node of this session's latest hold. A NodeDeleted
-	// event for it is the holder's own watch on the node it deletes (the
-	// hold monitor of the zklocks variants), not a contender woken up.
-	ownNode atomic.Pointer[string]
-	self    atomic.Int64
+	// byPath counts the watch events by znode path, so that the events
+	// about a node of this session's own (its hold monitor's data watch,
+	// fired by its own setData or delete) can be told apart from the ones
+	// that woke it as a contender.
+	mu     sync.Mutex
+	byPath map[string]int64
+	// unlocking is set, while this session's contender is inside Unlock,
+	// to the node it releases. For a lock that does not name its node
+	// (Node()), a NodeDeleted for it in that window is the holder's own
+	// watch: ZooKeeper queues that event before the delete's answer on the
+	// same connection, and go-zookeeper runs the event callback before it
+	// hands the answer over, so it arrives before Unlock returns.
+	unlocking  atomic.Pointer[string]
+	unlockSelf atomic.Int64
 }
 
 type nopLogger struct{}
@@ -35,7 +45,7 @@ func (nopLogger) Printf(string, ...any) {}
 // connect opens a session pinned to server (one address) and waits until
 // it is established.
 func connect(ctx context.Context, server string) (*session, error) {
-	s := &session{}
+	s := &session{byPath: map[string]int64{}}
 	ready := make(chan struct{})
 	var closed atomic.Bool
 	cb := func(ev zk.Event) {
@@ -49,8 +59,11 @@ func connect(ctx context.Context, server string) (*session, error) {
 			return
 		}
 		s.events.Add(1)
-		if own := s.ownNode.Load(); ev.Type == zk.EventNodeDeleted && own != nil && *own == ev.Path {
-			s.self.Add(1)
+		s.mu.Lock()
+		s.byPath[ev.Path]++
+		s.mu.Unlock()
+		if own := s.unlocking.Load(); ev.Type == zk.EventNodeDeleted && own != nil && (*own == "" || *own == ev.Path) {
+			s.unlockSelf.Add(1)
 		}
 	}
 	conn, _, err := zk.Connect([]string{server}, SessionTimeout,
@@ -112,4 +125,24 @@ func closeAll(ss []*session) {
 			s.conn.Close()
 		}
 	}
+}
+
+// reset forgets the events counted so far.
+func (s *session) reset() {
+	s.events.Store(0)
+	s.unlockSelf.Store(0)
+	s.mu.Lock()
+	clear(s.byPath)
+	s.mu.Unlock()
+}
+
+// eventsOn returns the events received about the given nodes.
+func (s *session) eventsOn(nodes map[string]bool) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for p := range nodes {
+		n += s.byPath[p]
+	}
+	return n
 }
