@@ -1,0 +1,92 @@
+package reentrant_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zklocks/zklocks/reentrant"
+	"github.com/zklocks/zklocks/sequential"
+)
+
+// A call tree that locks at every level: the owner in the context lets the
+// inner calls re-enter the hold of the outer ones. Another owner is kept
+// out, and cannot unlock what it does not hold.
+func ExampleWithOwner() {
+	conn, closeConn := exampleConn()
+	defer closeConn()
+	path := examplePath("withowner")
+	m, err := reentrant.New(conn, path)
+	if err != nil {
+		panic(err)
+	}
+	job := reentrant.WithOwner(context.Background(), "job-42")
+	other := reentrant.WithOwner(context.Background(), "job-43")
+
+	var work func(depth int)
+	work = func(depth int) {
+		if err := m.Lock(job); err != nil {
+			fmt.Println(err)
+			return
+		}
+		defer m.Unlock(job)
+		fmt.Printf("depth %d: count %d\n", depth, m.Count(job))
+		if depth < 3 {
+			work(depth + 1)
+			return
+		}
+		fmt.Println(m.TryLock(other))
+		fmt.Println(m.Unlock(other))
+		cs, _ := sequential.Contenders(context.Background(), conn, path)
+		h, _ := reentrant.ParseHolder(cs[0].Data)
+		fmt.Printf("%d node, held by %s, count kept in %s\n", len(cs), h.Owner, h.Mode)
+	}
+	work(1)
+	fmt.Println(m.Unlock(job))
+
+	// Output:
+	// depth 1: count 1
+	// depth 2: count 2
+	// depth 3: count 3
+	// reentrant: locked by another owner or session: held by owner "job-42"
+	// reentrant: not the owner: held by owner "job-42"
+	// 1 node, held by job-42, count kept in memory
+	// reentrant: lock not held
+}
+
+// With InNode the count is written into the node at every step, where any
+// client can read it.
+func ExampleWithCountMode() {
+	conn, closeConn := exampleConn()
+	defer closeConn()
+	path := examplePath("countmode")
+	m, err := reentrant.New(conn, path, reentrant.WithCountMode(reentrant.InNode))
+	if err != nil {
+		panic(err)
+	}
+	ctx := reentrant.WithOwner(context.Background(), "job-7")
+	show := func(step string) {
+		cs, _ := sequential.Contenders(context.Background(), conn, path)
+		if len(cs) == 0 {
+			fmt.Printf("%-9s no node\n", step)
+			return
+		}
+		h, _ := reentrant.ParseHolder(cs[0].Data)
+		fmt.Printf("%-9s node says %s holds it, count %d\n", step, h.Owner, h.Count)
+	}
+	for range 3 {
+		_ = m.Lock(ctx)
+		show("Lock")
+	}
+	for range 3 {
+		_ = m.Unlock(ctx)
+		show("Unlock")
+	}
+
+	// Output:
+	// Lock      node says job-7 holds it, count 1
+	// Lock      node says job-7 holds it, count 2
+	// Lock      node says job-7 holds it, count 3
+	// Unlock    node says job-7 holds it, count 2
+	// Unlock    node says job-7 holds it, count 1
+	// Unlock    no node
+}

@@ -1,0 +1,523 @@
+package reentrant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/zkop"
+	"github.com/zklocks/zklocks/internal/zkpath"
+	"github.com/zklocks/zklocks/sequential"
+)
+
+// Errors returned by this package, compared with errors.Is. An error that
+// comes up from the sequential lock underneath carries both names:
+// errors.Is(err, reentrant.ErrLockLost) and
+// errors.Is(err, sequential.ErrLockLost) are both true.
+var (
+	ErrBadPath       = errors.New("reentrant: invalid lock path")
+	ErrNilConn       = errors.New("reentrant: nil connection")
+	ErrLocked        = errors.New("reentrant: locked by another owner or session")
+	ErrNotLocked     = errors.New("reentrant: lock not held")
+	ErrLockLost      = errors.New("reentrant: lock lost")
+	ErrAlreadyLocked = errors.New("reentrant: already being acquired by this owner")
+	ErrNoOwner       = errors.New("reentrant: no owner in context")
+	ErrNotOwner      = errors.New("reentrant: not the owner")
+)
+
+// Option configures a Mutex.
+type Option func(*options)
+
+type options struct {
+	acl            []zk.ACL
+	sessionTimeout time.Duration
+	mode           CountMode
+}
+
+// WithACL sets the ACL of the lock's nodes (default zk.WorldACL(zk.PermAll)).
+func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+
+// WithSessionTimeout tells the Mutex the session timeout conn was created
+// with (default 10s; go-zookeeper does not expose it). It bounds clean-up
+// retries and how long a cut-off client keeps believing it holds the lock.
+func WithSessionTimeout(d time.Duration) Option {
+	return func(o *options) { o.sessionTimeout = d }
+}
+
+// WithCountMode chooses where the re-entry count is kept (default InMemory).
+func WithCountMode(c CountMode) Option { return func(o *options) { o.mode = c } }
+
+// Mutex is one contender for a re-entrant lock on one path. Many owners in
+// a process may share a Mutex: the one that holds it re-enters freely, the
+// others wait, in this process, until it has fully released the lock, and
+// then queue on ZooKeeper like contenders from other processes. Its methods
+// are safe for concurrent use.
+type Mutex struct {
+	conn   *zk.Conn
+	path   string
+	opts   options
+	client *zkop.Client // our own requests: the count writes of InNode
+	host   string
+	pid    int
+
+	// gate admits one owner at a time to the ZooKeeper lock: it holds a
+	// value exactly when no owner holds or is acquiring the lock. Owners
+	// of this Mutex wait here, not on ZooKeeper, while another of them
+	// holds it.
+	gate chan struct{}
+
+	mu   sync.Mutex // guards the fields below; never held across a request
+	cur  *holding   // the owner holding or acquiring the lock; nil if none
+	lost map[string]*lostHold
+	past zklocks.Stats // traffic of the sequential locks of ended holds
+}
+
+// holding is one owner's hold: one node, one sequential.Mutex.
+type holding struct {
+	owner string
+	seq   *sequential.Mutex
+
+	// step serialises the owner's own count changes and the release, so
+	// that two goroutines using one owner at once cannot interleave a
+	// count write with the release of the node.
+	step sync.Mutex
+
+	// Guarded by Mutex.mu.
+	held      bool  // false while acquiring
+	releasing bool  // Unlock is deleting the node; not a loss
+	count     int   // re-entry depth, 1 after the first Lock
+	version   int32 // InNode: the node's data version after our last write
+}
+
+// lostHold remembers a hold that was lost while its owner still had Unlocks
+// to make, so that each of them returns ErrLockLost instead of ErrNotLocked.
+type lostHold struct {
+	left int
+	err  error
+}
+
+// New returns a Mutex for the lock at path. It checks its arguments and
+// sends no request.
+func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
+	if conn == nil {
+		return nil, ErrNilConn
+	}
+	if err := zkpath.Validate(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+	}
+	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: 10 * time.Second, mode: InMemory}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.mode != InMemory && o.mode != InNode {
+		return nil, fmt.Errorf("reentrant: unknown count mode %d", int(o.mode))
+	}
+	host, _ := os.Hostname()
+	m := &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout),
+		host: host, pid: os.Getpid(), gate: make(chan struct{}, 1), lost: map[string]*lostHold{}}
+	m.gate <- struct{}{}
+	return m, nil
+}
+
+var _ zklocks.Locker = (*Mutex)(nil)
+
+// Lock acquires the lock for the owner in ctx (see WithOwner), waiting as
+// long as it takes or until ctx is done (a done ctx fails even a re-entry). If that owner already holds it,
+// Lock only counts one more level and returns at once (InMemory: no
+// request; InNode: one versioned write). Another owner of this Mutex waits
+// until the holder has fully released it. Lock without an owner fails with
+// ErrNoOwner; Lock while the same owner's first Lock is still waiting fails
+// with ErrAlreadyLocked.
+//
+// A hold that has been lost is never re-entered: Lock then queues for a new
+// node like any contender, and the Unlocks still owed to the lost hold
+// return ErrLockLost.
+func (m *Mutex) Lock(ctx context.Context) error { return m.lock(ctx, true) }
+
+// TryLock is Lock without waiting for another holder: it fails with
+// ErrLocked when another owner, here or elsewhere, holds the lock. A
+// re-entry succeeds as with Lock.
+func (m *Mutex) TryLock(ctx context.Context) error { return m.lock(ctx, false) }
+
+func (m *Mutex) lock(ctx context.Context, wait bool) error {
+	owner, ok := OwnerFrom(ctx)
+	if !ok {
+		return ErrNoOwner
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for {
+		m.mu.Lock()
+		stale := m.reapLocked()
+		h := m.cur
+		var mine, acquiring bool
+		var lost <-chan struct{}
+		if h != nil {
+			mine, acquiring = h.owner == owner, !h.held
+			if !acquiring && !h.releasing {
+				lost = h.seq.Done()
+			}
+		}
+		m.mu.Unlock()
+		m.dispose(ctx, stale)
+
+		switch {
+		case mine && acquiring:
+			return ErrAlreadyLocked
+		case mine:
+			err := m.step(ctx, h, +1)
+			if err == errHoldChanged {
+				continue // the hold ended under us: queue for a new one
+			}
+			return err
+		case h != nil && !wait && acquiring:
+			return fmt.Errorf("%w: owner %q is acquiring it", ErrLocked, h.owner)
+		case h != nil && !wait:
+			return fmt.Errorf("%w: held by owner %q", ErrLocked, h.owner)
+		case !wait:
+			select {
+			case <-m.gate:
+				return m.acquire(ctx, owner, false)
+			default:
+				return ErrLocked // another owner took the gate just now
+			}
+		}
+		select {
+		case <-m.gate:
+			return m.acquire(ctx, owner, true)
+		case <-lost:
+			// The holder lost its hold: reap it on the next round.
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// acquire takes a new node for owner. The caller holds the gate.
+func (m *Mutex) acquire(ctx context.Context, owner string, wait bool) error {
+	data := Holder{Host: m.host, PID: m.pid, Owner: owner, Mode: m.opts.mode.String()}
+	if m.opts.mode == InNode {
+		data.Count = 1
+	}
+	seq, err := sequential.New(m.conn, m.path, sequential.WithACL(m.opts.acl),
+		sequential.WithSessionTimeout(m.opts.sessionTimeout), sequential.WithData(data.encode()))
+	if err != nil {
+		m.gate <- struct{}{}
+		return translate(err)
+	}
+	h := &holding{owner: owner, seq: seq}
+	m.mu.Lock()
+	m.cur = h
+	m.mu.Unlock()
+
+	if wait {
+		err = seq.Lock(ctx)
+	} else {
+		err = seq.TryLock(ctx)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		m.endLocked(h)
+		return translate(err)
+	}
+	h.held, h.count = true, 1
+	return nil
+}
+
+// errHoldChanged says the hold a step was meant for ended before the step
+// touched it: look at the Mutex again.
+var errHoldChanged = errors.New("reentrant: hold changed")
+
+// step moves h's count by delta (+1 re-entry, -1 Unlock) and releases the
+// node when the count reaches zero. It returns errHoldChanged, having
+// changed nothing, when h is no longer the live hold.
+func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
+	h.step.Lock()
+	defer h.step.Unlock()
+
+	m.mu.Lock()
+	stale := m.reapLocked()
+	if m.cur != h || !h.held {
+		m.mu.Unlock()
+		m.dispose(ctx, stale)
+		return errHoldChanged
+	}
+	n := h.count + delta
+	switch {
+	case n == 0:
+		h.releasing = true
+		m.mu.Unlock()
+		return m.release(ctx, h)
+	case m.opts.mode == InMemory:
+		h.count = n
+		m.mu.Unlock()
+		return nil
+	}
+	version := h.version
+	m.mu.Unlock()
+
+	// InNode: one versioned write. The caller's cancellation does not cut
+	// it short: an abandoned write would leave us not knowing the node's
+	// version, so it runs to its end (at most a session timeout).
+	data := Holder{Host: m.host, PID: m.pid, Owner: h.owner, Mode: m.opts.mode.String(), Count: n}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
+	stat, err := m.client.Set(wctx, h.seq.Node(), data.encode(), version)
+	cancel()
+
+	m.mu.Lock()
+	stale = m.reapLocked()
+	switch {
+	case m.cur != h:
+		// Lost while we wrote (reaped by us or by a waiter).
+		m.mu.Unlock()
+		m.dispose(ctx, stale)
+		if delta < 0 {
+			return m.reportLost(h.owner)
+		}
+		return errHoldChanged
+	case err == nil:
+		h.count, h.version = n, stat.Version
+		m.mu.Unlock()
+		return nil
+	}
+	// The write failed: with BadVersion someone else wrote to our node,
+	// with NoNode it was deleted, with anything else we no longer know what
+	// the node says. The hold cannot be trusted: end it as lost and remove
+	// our node if it is still there.
+	why := fmt.Errorf("%w: count write: %w", ErrLockLost, err)
+	owed := h.count
+	if delta < 0 {
+		owed-- // this Unlock is answered now
+	}
+	h.releasing = true // our own release below must not look like a loss
+	m.loseLocked(h, owed, why)
+	m.mu.Unlock()
+	m.dispose(ctx, h.seq)
+	if delta < 0 {
+		return why
+	}
+	return errHoldChanged
+}
+
+// release deletes h's node. The caller holds h.step and has set h.releasing.
+func (m *Mutex) release(ctx context.Context, h *holding) error {
+	err := h.seq.Unlock(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !isClosed(h.seq.Done()) {
+		// The sequential lock still holds the node (a failed Unlock it
+		// can retry): keep the hold at depth 1, as before the call.
+		h.releasing = false
+		return translate(err)
+	}
+	m.endLocked(h)
+	if err != nil {
+		return translate(err)
+	}
+	return nil
+}
+
+// Unlock undoes one Lock of the owner in ctx: it decrements the count and
+// releases the node when the count reaches zero. Unlock by an owner that
+// does not hold the lock fails with ErrNotOwner (another owner holds it) or
+// ErrNotLocked (nobody does) and changes nothing; without an owner it fails
+// with ErrNoOwner. After the owner's hold was lost, each Unlock still owed
+// to it returns ErrLockLost.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	owner, ok := OwnerFrom(ctx)
+	if !ok {
+		return ErrNoOwner
+	}
+	for {
+		m.mu.Lock()
+		stale := m.reapLocked()
+		h := m.cur
+		_, owed := m.lost[owner]
+		m.mu.Unlock()
+		m.dispose(ctx, stale)
+
+		switch {
+		case h != nil && h.owner == owner && h.held:
+			err := m.step(ctx, h, -1)
+			if err == errHoldChanged {
+				continue
+			}
+			return err
+		case owed:
+			return m.reportLost(owner)
+		case h == nil || h.owner == owner: // nobody, or our Lock still waiting
+			return ErrNotLocked
+		default:
+			return fmt.Errorf("%w: held by owner %q", ErrNotOwner, h.owner)
+		}
+	}
+}
+
+// reportLost answers one Unlock owed to owner's lost hold.
+func (m *Mutex) reportLost(owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.lost[owner]
+	if l == nil { // answered meanwhile by a concurrent Unlock
+		return ErrNotLocked
+	}
+	if l.left--; l.left <= 0 {
+		delete(m.lost, owner)
+	}
+	return l.err
+}
+
+// reapLocked ends the current hold if the sequential lock has lost it,
+// recording the Unlocks its owner still owes. It returns the sequential
+// lock to dispose of (outside m.mu), or nil.
+func (m *Mutex) reapLocked() *sequential.Mutex {
+	h := m.cur
+	if h == nil || !h.held || h.releasing || !isClosed(h.seq.Done()) {
+		return nil
+	}
+	m.loseLocked(h, h.count, fmt.Errorf("%w (%w)", ErrLockLost, h.seq.Err()))
+	return h.seq
+}
+
+// loseLocked ends h as lost, with owed Unlocks to answer with why.
+func (m *Mutex) loseLocked(h *holding, owed int, why error) {
+	if owed > 0 {
+		if l := m.lost[h.owner]; l != nil {
+			l.left += owed
+			l.err = why
+		} else {
+			m.lost[h.owner] = &lostHold{left: owed, err: why}
+		}
+	}
+	m.cur = nil
+	h.held = false
+	m.gate <- struct{}{}
+}
+
+// endLocked ends h (released, or never acquired) and opens the gate.
+func (m *Mutex) endLocked(h *holding) {
+	m.past.Requests += h.seq.Stats().Requests
+	m.past.Notifications += h.seq.Stats().Notifications
+	m.cur = nil
+	h.held = false
+	m.gate <- struct{}{}
+}
+
+// dispose lets a lost hold's sequential lock clean up after itself (its
+// node may still exist, for example after a BadVersion or when the client
+// was cut off but its session survived) and books its traffic. It waits at
+// most until ctx ends or a session timeout passes: a delete that cannot be
+// done by then goes on in the background (sequential's Unlock hands it to
+// zkop.DeleteNowOrLater), so a waiter that reaps a lost hold is not held
+// up past its own deadline.
+func (m *Mutex) dispose(ctx context.Context, seq *sequential.Mutex) {
+	if seq == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.opts.sessionTimeout)
+	_ = seq.Unlock(cctx) // ErrLockLost expected: the loss is already recorded
+	cancel()
+	s := seq.Stats()
+	m.mu.Lock()
+	m.past.Requests += s.Requests
+	m.past.Notifications += s.Notifications
+	m.mu.Unlock()
+}
+
+// Token returns the fencing token of the current hold (its node's czxid),
+// whichever owner holds it, or 0 when the lock is not held. Re-entries do
+// not change it.
+func (m *Mutex) Token() int64 {
+	m.mu.Lock()
+	h := m.cur
+	held := h != nil && h.held
+	m.mu.Unlock()
+	if !held || isClosed(h.seq.Done()) {
+		return 0
+	}
+	return h.seq.Token()
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// Done returns a channel that is closed when the current hold ends: at the
+// last Unlock, or when the hold is lost. When the lock is not held it
+// returns a closed channel.
+func (m *Mutex) Done() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h := m.cur; h != nil && h.held {
+		return h.seq.Done()
+	}
+	return closed
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Count returns the re-entry depth of the owner in ctx: how many Unlocks
+// it owes the current hold, 0 if it does not hold the lock (or has lost it).
+func (m *Mutex) Count(ctx context.Context) int {
+	owner, ok := OwnerFrom(ctx)
+	if !ok {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.cur
+	if h == nil || !h.held || h.owner != owner || isClosed(h.seq.Done()) {
+		return 0
+	}
+	return h.count
+}
+
+// Stats returns the ZooKeeper traffic of this Mutex so far: every hold's
+// sequential lock plus the count writes of InNode.
+func (m *Mutex) Stats() zklocks.Stats {
+	m.mu.Lock()
+	s := m.past
+	h := m.cur
+	m.mu.Unlock()
+	own := m.client.Stats()
+	s.Requests += own.Requests
+	s.Notifications += own.Notifications
+	if h != nil {
+		cs := h.seq.Stats()
+		s.Requests += cs.Requests
+		s.Notifications += cs.Notifications
+	}
+	return s
+}
+
+// translate renames an error of the sequential lock underneath with this
+// package's sentinel of the same meaning, keeping the original in the chain.
+func translate(err error) error {
+	for _, p := range []struct{ theirs, ours error }{
+		{sequential.ErrBadPath, ErrBadPath},
+		{sequential.ErrNilConn, ErrNilConn},
+		{sequential.ErrLocked, ErrLocked},
+		{sequential.ErrNotLocked, ErrNotLocked},
+		{sequential.ErrLockLost, ErrLockLost},
+		{sequential.ErrAlreadyLocked, ErrAlreadyLocked},
+	} {
+		if errors.Is(err, p.theirs) {
+			return fmt.Errorf("%w (%w)", p.ours, err)
+		}
+	}
+	return err
+}

@@ -1,0 +1,549 @@
+package reentrant_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/zklocks/zklocks/reentrant"
+	"github.com/zklocks/zklocks/sequential"
+)
+
+// modes is the table every behavioural test runs over: both ways of
+// keeping the count must pass the same tests.
+var modes = []reentrant.CountMode{reentrant.InMemory, reentrant.InNode}
+
+func forModes(t *testing.T, f func(t *testing.T, mode reentrant.CountMode)) {
+	for _, mode := range modes {
+		t.Run("mode="+mode.String(), func(t *testing.T) { f(t, mode) })
+	}
+}
+
+func newMutex(t testing.TB, conn *zk.Conn, path string, mode reentrant.CountMode) *reentrant.Mutex {
+	t.Helper()
+	m, err := reentrant.New(conn, path, reentrant.WithCountMode(mode),
+		reentrant.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	require.NoError(t, err)
+	return m
+}
+
+func owner(name string) context.Context {
+	return reentrant.WithOwner(context.Background(), name)
+}
+
+// theNode returns the only child of path (failing if there is not exactly
+// one), its holder record and its stat, read with raw, a plain client.
+func theNode(t *testing.T, raw *zk.Conn, path string) (string, reentrant.Holder, *zk.Stat) {
+	t.Helper()
+	kids := zktest.Children(t, raw, path)
+	require.Len(t, kids, 1, "children of %s", path)
+	data, stat, err := raw.Get(path + "/" + kids[0])
+	require.NoError(t, err)
+	h, err := reentrant.ParseHolder(data)
+	require.NoError(t, err, "node data %q", data)
+	return kids[0], h, stat
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestNewChecksArguments(t *testing.T) {
+	_, err := reentrant.New(nil, "/a")
+	assert.ErrorIs(t, err, reentrant.ErrNilConn)
+	for _, p := range []string{"", "a", "/a/", "//a", "/a/../b", "/zookeeper/x", "/a\x00b"} {
+		_, err := reentrant.New(&zk.Conn{}, p)
+		assert.ErrorIs(t, err, reentrant.ErrBadPath, "path %q", p)
+	}
+	_, err = reentrant.New(&zk.Conn{}, "/a", reentrant.WithCountMode(reentrant.CountMode(9)))
+	assert.Error(t, err)
+}
+
+func TestOwnerFrom(t *testing.T) {
+	_, ok := reentrant.OwnerFrom(context.Background())
+	assert.False(t, ok)
+	_, ok = reentrant.OwnerFrom(reentrant.WithOwner(context.Background(), ""))
+	assert.False(t, ok, "an empty owner is no owner")
+	o, ok := reentrant.OwnerFrom(reentrant.WithOwner(owner("a"), "b"))
+	assert.True(t, ok)
+	assert.Equal(t, "b", o, "the innermost WithOwner wins")
+}
+
+func TestParseHolder(t *testing.T) {
+	h, err := reentrant.ParseHolder([]byte(`{"host":"web-3","pid":4711,"owner":"job-42","mode":"node","count":2}`))
+	require.NoError(t, err)
+	assert.Equal(t, reentrant.Holder{Host: "web-3", PID: 4711, Owner: "job-42", Mode: "node", Count: 2}, h)
+	for _, bad := range []string{"", "null", "x", `{"host":"h"}`, `[1]`} {
+		_, err := reentrant.ParseHolder([]byte(bad))
+		assert.Error(t, err, "data %q", bad)
+	}
+}
+
+// Calls without an owner fail before anything is sent.
+func TestNoOwner(t *testing.T) {
+	conn := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	m := newMutex(t, conn, path, reentrant.InMemory)
+	ctx := context.Background()
+	assert.ErrorIs(t, m.Lock(ctx), reentrant.ErrNoOwner)
+	assert.ErrorIs(t, m.TryLock(ctx), reentrant.ErrNoOwner)
+	assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNoOwner)
+	assert.Zero(t, m.Stats().Requests)
+	assert.Nil(t, zktest.Children(t, conn, path))
+}
+
+// Nested re-entry to depth 10 and back: one node for the whole hold, one
+// token, the node released only when the count reaches zero. In InNode the
+// count in the node's data is checked after every step with a raw client.
+func TestNestedDepth10(t *testing.T) {
+	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		conn, raw := zktest.Connect(t), zktest.Connect(t)
+		path := zktest.LockPath(t)
+		m := newMutex(t, conn, path, mode)
+		ctx := owner("job-42")
+
+		check := func(depth int, node string, token int64) (string, int64) {
+			t.Helper()
+			assert.Equal(t, depth, m.Count(ctx))
+			n, h, _ := theNode(t, raw, path)
+			if node != "" {
+				assert.Equal(t, node, n, "the hold keeps its node")
+				assert.Equal(t, token, m.Token(), "the hold keeps its token")
+			}
+			assert.Equal(t, "job-42", h.Owner)
+			assert.Equal(t, mode.String(), h.Mode)
+			if mode == reentrant.InNode {
+				assert.Equal(t, depth, h.Count, "count in node data at depth %d", depth)
+			} else {
+				assert.Zero(t, h.Count, "InMemory writes no count")
+			}
+			assert.False(t, isClosed(m.Done()))
+			return n, m.Token()
+		}
+
+		var node string
+		var token int64
+		for depth := 1; depth <= 10; depth++ {
+			require.NoError(t, m.Lock(ctx))
+			node, token = check(depth, node, token)
+		}
+		done := m.Done()
+		for depth := 9; depth >= 1; depth-- {
+			require.NoError(t, m.Unlock(ctx))
+			check(depth, node, token)
+		}
+		require.NoError(t, m.Unlock(ctx))
+		assert.Empty(t, zktest.Children(t, raw, path), "released at zero")
+		assert.True(t, isClosed(done), "Done closes at the last Unlock")
+		assert.Zero(t, m.Token())
+		assert.Zero(t, m.Count(ctx))
+		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+	})
+}
+
+// TryLock re-enters like Lock.
+func TestTryLockReenters(t *testing.T) {
+	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		conn := zktest.Connect(t)
+		path := zktest.LockPath(t)
+		m := newMutex(t, conn, path, mode)
+		ctx := owner("a")
+		require.NoError(t, m.TryLock(ctx))
+		require.NoError(t, m.TryLock(ctx))
+		require.NoError(t, m.Lock(ctx))
+		assert.Equal(t, 3, m.Count(ctx))
+		for range 3 {
+			require.NoError(t, m.Unlock(ctx))
+		}
+		assert.Empty(t, zktest.Children(t, conn, path))
+	})
+}
+
+// Unlock or TryLock by an owner that does not hold the lock fails and
+// changes nothing: not the count, not the node, not its data.
+func TestNonOwner(t *testing.T) {
+	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		conn, raw := zktest.Connect(t), zktest.Connect(t)
+		path := zktest.LockPath(t)
+		m := newMutex(t, conn, path, mode)
+		a, b := owner("a"), owner("b")
+
+		assert.ErrorIs(t, m.Unlock(a), reentrant.ErrNotLocked, "nothing held")
+		require.NoError(t, m.Lock(a))
+		require.NoError(t, m.Lock(a))
+		node, before, stat := theNode(t, raw, path)
+		token := m.Token()
+
+		err := m.Unlock(b)
+		assert.ErrorIs(t, err, reentrant.ErrNotOwner)
+		assert.EqualError(t, err, `reentrant: not the owner: held by owner "a"`)
+		assert.ErrorIs(t, m.TryLock(b), reentrant.ErrLocked)
+
+		// Another Mutex (same session) and another session: not owners either.
+		other := newMutex(t, conn, path, mode)
+		assert.ErrorIs(t, other.Unlock(a), reentrant.ErrNotLocked, "a holds m, not other")
+		assert.ErrorIs(t, other.TryLock(b), reentrant.ErrLocked)
+		far := newMutex(t, zktest.Connect(t), path, mode)
+		assert.ErrorIs(t, far.TryLock(a), reentrant.ErrLocked, "same owner name, other Mutex: a contender")
+
+		assert.Equal(t, 2, m.Count(a))
+		assert.Equal(t, token, m.Token())
+		n, after, stat2 := theNode(t, raw, path)
+		assert.Equal(t, node, n)
+		assert.Equal(t, before, after)
+		assert.Equal(t, stat.Version, stat2.Version, "no write")
+
+		require.NoError(t, m.Unlock(a))
+		require.NoError(t, m.Unlock(a))
+		assert.Empty(t, zktest.Children(t, raw, path))
+	})
+}
+
+// history records critical sections and checks them afterwards: no two
+// overlap, and the fencing token grows from one hold to the next.
+type history struct {
+	mu     sync.Mutex
+	inside atomic.Int32
+	iv     []interval
+}
+
+type interval struct {
+	who         string
+	enter, exit time.Time
+	token       int64
+}
+
+func (h *history) section(t *testing.T, who string, token int64, work func()) {
+	if n := h.inside.Add(1); n != 1 {
+		t.Errorf("%s entered with %d holders inside", who, n)
+	}
+	iv := interval{who: who, enter: time.Now(), token: token}
+	work()
+	iv.exit = time.Now()
+	h.inside.Add(-1)
+	h.mu.Lock()
+	h.iv = append(h.iv, iv)
+	h.mu.Unlock()
+}
+
+func (h *history) check(t *testing.T, want int) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Len(t, h.iv, want)
+	slices.SortFunc(h.iv, func(a, b interval) int { return a.enter.Compare(b.enter) })
+	for i := 1; i < len(h.iv); i++ {
+		prev, cur := h.iv[i-1], h.iv[i]
+		if cur.enter.Before(prev.exit) {
+			t.Errorf("overlap: %s [%v..%v] and %s entered at %v", prev.who,
+				prev.enter.Format(time.StampMicro), prev.exit.Format(time.StampMicro), cur.who, cur.enter.Format(time.StampMicro))
+		}
+		if cur.token <= prev.token {
+			t.Errorf("token did not grow: %s had %d, then %s had %d", prev.who, prev.token, cur.who, cur.token)
+		}
+	}
+}
+
+// Owners exclude each other wherever they are: sharing one Mutex, each with
+// its own Mutex on one session, or each on its own session. Each section is
+// entered at depth 2 and checked against the recorded history.
+func TestOwnersExcludeEachOther(t *testing.T) {
+	const owners, rounds = 3, 4
+	setups := []struct {
+		name  string
+		mutex func(t *testing.T, path string, mode reentrant.CountMode) func(i int) *reentrant.Mutex
+	}{
+		{"one Mutex", func(t *testing.T, path string, mode reentrant.CountMode) func(int) *reentrant.Mutex {
+			m := newMutex(t, zktest.Connect(t), path, mode)
+			return func(int) *reentrant.Mutex { return m }
+		}},
+		{"one session", func(t *testing.T, path string, mode reentrant.CountMode) func(int) *reentrant.Mutex {
+			conn := zktest.Connect(t)
+			ms := make([]*reentrant.Mutex, owners)
+			for i := range ms {
+				ms[i] = newMutex(t, conn, path, mode)
+			}
+			return func(i int) *reentrant.Mutex { return ms[i] }
+		}},
+		{"two sessions", func(t *testing.T, path string, mode reentrant.CountMode) func(int) *reentrant.Mutex {
+			ms := make([]*reentrant.Mutex, owners)
+			for i := range ms {
+				ms[i] = newMutex(t, zktest.Connect(t), path, mode)
+			}
+			return func(i int) *reentrant.Mutex { return ms[i] }
+		}},
+	}
+	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		for _, s := range setups {
+			t.Run(s.name, func(t *testing.T) {
+				path := zktest.LockPath(t)
+				mutexOf := s.mutex(t, path, mode)
+				var h history
+				var g errgroup.Group
+				for i := range owners {
+					g.Go(func() error {
+						m, who := mutexOf(i), fmt.Sprintf("owner-%d", i)
+						ctx, cancel := context.WithTimeout(owner(who), 30*time.Second)
+						defer cancel()
+						for range rounds {
+							if err := m.Lock(ctx); err != nil {
+								return fmt.Errorf("%s: Lock: %w", who, err)
+							}
+							if err := m.Lock(ctx); err != nil {
+								return fmt.Errorf("%s: re-entry: %w", who, err)
+							}
+							h.section(t, who, m.Token(), func() { time.Sleep(5 * time.Millisecond) })
+							for range 2 {
+								if err := m.Unlock(ctx); err != nil {
+									return fmt.Errorf("%s: Unlock: %w", who, err)
+								}
+							}
+						}
+						return nil
+					})
+				}
+				require.NoError(t, g.Wait())
+				h.check(t, owners*rounds)
+				assert.Empty(t, zktest.Children(t, zktest.Connect(t), path))
+			})
+		}
+	})
+}
+
+// An owner waiting in this process for another owner's hold takes over
+// when that hold is lost, without the loser having to Unlock; the loser's
+// Unlocks then report the loss.
+func TestWaiterTakesOverAfterLoss(t *testing.T) {
+	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		conn, raw := zktest.Connect(t), zktest.Connect(t)
+		path := zktest.LockPath(t)
+		m := newMutex(t, conn, path, mode)
+		a, b := owner("a"), owner("b")
+		require.NoError(t, m.Lock(a))
+		require.NoError(t, m.Lock(a))
+		oldToken := m.Token()
+
+		got := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(b, 20*time.Second)
+			defer cancel()
+			got <- m.Lock(ctx)
+		}()
+		time.Sleep(100 * time.Millisecond)
+		select {
+		case err := <-got:
+			t.Fatalf("b got past a's hold: %v", err)
+		default:
+		}
+		node, _, _ := theNode(t, raw, path)
+		require.NoError(t, raw.Delete(path+"/"+node, -1))
+
+		require.NoError(t, <-got)
+		assert.Equal(t, 1, m.Count(b))
+		assert.Greater(t, m.Token(), oldToken)
+		_, h, _ := theNode(t, raw, path)
+		assert.Equal(t, "b", h.Owner)
+
+		for range 2 {
+			assert.ErrorIs(t, m.Unlock(a), reentrant.ErrLockLost)
+		}
+		assert.ErrorIs(t, m.Unlock(a), reentrant.ErrNotOwner, "nothing more owed: b holds it")
+		require.NoError(t, m.Unlock(b))
+		assert.Empty(t, zktest.Children(t, raw, path))
+	})
+}
+
+// Re-entry after loss: a second client deletes our node. Done closes, the
+// count is gone, Unlock says the lock was lost (once per Lock of the lost
+// hold), and a later Lock by the same owner takes a new node instead of
+// counting on the dead one.
+func TestReentryAfterLoss(t *testing.T) {
+	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		conn, raw := zktest.Connect(t), zktest.Connect(t)
+		path := zktest.LockPath(t)
+		m := newMutex(t, conn, path, mode)
+		ctx := owner("a")
+		for range 3 {
+			require.NoError(t, m.Lock(ctx))
+		}
+		done, oldToken := m.Done(), m.Token()
+		oldNode, _, _ := theNode(t, raw, path)
+		require.NoError(t, raw.Delete(path+"/"+oldNode, -1))
+
+		select {
+		case <-done:
+		case <-time.After(zktest.DefaultSessionTimeout + time.Second):
+			t.Fatal("Done not closed after our node was deleted")
+		}
+		assert.Zero(t, m.Count(ctx), "the count went with the hold")
+		assert.Zero(t, m.Token())
+
+		// The next Lock does not resurrect the old hold: new node, new token, depth 1.
+		require.NoError(t, m.Lock(ctx))
+		newNode, _, _ := theNode(t, raw, path)
+		assert.NotEqual(t, oldNode, newNode)
+		assert.Greater(t, m.Token(), oldToken)
+		assert.Equal(t, 1, m.Count(ctx))
+		assert.False(t, isClosed(m.Done()))
+
+		// Innermost first: this Unlock belongs to the new hold.
+		require.NoError(t, m.Unlock(ctx))
+		assert.Empty(t, zktest.Children(t, raw, path))
+		// The three Unlocks owed to the lost hold report the loss.
+		for range 3 {
+			err := m.Unlock(ctx)
+			assert.ErrorIs(t, err, reentrant.ErrLockLost)
+			assert.ErrorIs(t, err, sequential.ErrLockLost, "the cause from below stays in the chain")
+		}
+		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+	})
+}
+
+// Someone else writes to our node. InNode notices at its next versioned
+// write (BadVersion) and ends the hold as lost, deleting its node; InMemory
+// never writes and keeps the hold (the node is still ours).
+func TestForeignWrite(t *testing.T) {
+	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		conn, raw := zktest.Connect(t), zktest.Connect(t)
+		path := zktest.LockPath(t)
+		m := newMutex(t, conn, path, mode)
+		ctx := owner("a")
+		require.NoError(t, m.Lock(ctx))
+		require.NoError(t, m.Lock(ctx))
+		node, _, _ := theNode(t, raw, path)
+		_, err := raw.Set(path+"/"+node, []byte("scribble"), -1)
+		require.NoError(t, err)
+
+		err = m.Unlock(ctx)
+		if mode == reentrant.InMemory {
+			require.NoError(t, err)
+			require.NoError(t, m.Unlock(ctx))
+			assert.Empty(t, zktest.Children(t, raw, path))
+			return
+		}
+		assert.ErrorIs(t, err, reentrant.ErrLockLost)
+		assert.ErrorIs(t, err, zk.ErrBadVersion)
+		assert.Empty(t, zktest.Children(t, raw, path), "the hold we no longer trust is removed")
+		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrLockLost, "the outer Lock's Unlock")
+		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+	})
+}
+
+// A second Lock by an owner whose first Lock is still waiting is refused.
+func TestSameOwnerWhileAcquiring(t *testing.T) {
+	conn := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	holder := newMutex(t, zktest.Connect(t), path, reentrant.InMemory)
+	require.NoError(t, holder.Lock(owner("x")))
+	m := newMutex(t, conn, path, reentrant.InMemory)
+
+	ctx, cancel := context.WithCancel(owner("a"))
+	got := make(chan error, 1)
+	go func() { got <- m.Lock(ctx) }()
+	require.Eventually(t, func() bool { return len(zktest.Children(t, conn, path)) == 2 }, 5*time.Second, 10*time.Millisecond)
+	assert.ErrorIs(t, m.Lock(owner("a")), reentrant.ErrAlreadyLocked)
+	assert.ErrorIs(t, m.Unlock(owner("a")), reentrant.ErrNotLocked)
+	cancel()
+	assert.ErrorIs(t, <-got, context.Canceled)
+	require.NoError(t, holder.Unlock(owner("x")))
+	assert.Empty(t, zktest.Children(t, conn, path))
+}
+
+// An owner waiting in this process gives up with its ctx and leaves
+// nothing behind: it never created a node.
+func TestCancelWhileWaitingInProcess(t *testing.T) {
+	conn := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	m := newMutex(t, conn, path, reentrant.InMemory)
+	require.NoError(t, m.Lock(owner("a")))
+	ctx, cancel := context.WithTimeout(owner("b"), 100*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, m.Lock(ctx), context.DeadlineExceeded)
+	assert.Len(t, zktest.Children(t, conn, path), 1)
+	require.NoError(t, m.Unlock(owner("a")))
+	require.NoError(t, m.Lock(owner("b")), "the gate is open again")
+	require.NoError(t, m.Unlock(owner("b")))
+	assert.Empty(t, zktest.Children(t, conn, path))
+}
+
+// Inspection: the queue shows who holds and who waits, from any client.
+func TestContendersShowHolders(t *testing.T) {
+	conn, raw := zktest.Connect(t), zktest.Connect(t)
+	path := zktest.LockPath(t)
+	m := newMutex(t, conn, path, reentrant.InNode)
+	require.NoError(t, m.Lock(owner("job-1")))
+	require.NoError(t, m.Lock(owner("job-1")))
+	w := newMutex(t, zktest.Connect(t), path, reentrant.InNode)
+	ctx, cancel := context.WithCancel(owner("job-2"))
+	defer cancel()
+	got := make(chan error, 1)
+	go func() { got <- w.Lock(ctx) }()
+	require.Eventually(t, func() bool { return len(zktest.Children(t, raw, path)) == 2 }, 5*time.Second, 10*time.Millisecond)
+
+	cs, err := sequential.Contenders(context.Background(), raw, path)
+	require.NoError(t, err)
+	require.Len(t, cs, 2)
+	var got0, got1 reentrant.Holder
+	got0, err = reentrant.ParseHolder(cs[0].Data)
+	require.NoError(t, err)
+	got1, err = reentrant.ParseHolder(cs[1].Data)
+	require.NoError(t, err)
+	assert.Equal(t, "job-1", got0.Owner)
+	assert.Equal(t, 2, got0.Count)
+	assert.NotZero(t, got0.PID)
+	assert.Equal(t, "job-2", got1.Owner)
+	assert.Equal(t, 1, got1.Count)
+
+	cancel()
+	assert.ErrorIs(t, <-got, context.Canceled)
+	require.NoError(t, m.Unlock(owner("job-1")))
+	require.NoError(t, m.Unlock(owner("job-1")))
+	assert.Empty(t, zktest.Children(t, raw, path))
+}
+
+// BenchmarkReentry measures what one more level of re-entry costs in each
+// count mode. One op is a nested Lock and its Unlock on a lock already held
+// by the same owner (re-enter one level, step back). requests/op and
+// notifications/op come from the Mutex's own Stats: InMemory sends nothing,
+// InNode sends two versioned writes (plus the hold monitor's occasional
+// re-read, since each write fires the holder's own data watch).
+//
+//	go test -run '^$' -bench BenchmarkReentry -benchtime 2s ./reentrant/
+func BenchmarkReentry(b *testing.B) {
+	for _, mode := range modes {
+		b.Run("mode="+mode.String(), func(b *testing.B) {
+			conn := zktest.Connect(b)
+			m := newMutex(b, conn, zktest.LockPath(b), mode)
+			ctx := owner("bench")
+			require.NoError(b, m.Lock(ctx))
+			before := m.Stats()
+			for b.Loop() {
+				if err := m.Lock(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Unlock(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			after := m.Stats()
+			b.ReportMetric(float64(after.Requests-before.Requests)/float64(b.N), "requests/op")
+			b.ReportMetric(float64(after.Notifications-before.Notifications)/float64(b.N), "notifications/op")
+			require.NoError(b, m.Unlock(ctx))
+		})
+	}
+}
