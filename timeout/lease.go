@@ -1,0 +1,389 @@
+package timeout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/sequential"
+)
+
+// The lease record. A contender's node carries its lease as ASCII text:
+//
+//	lease=<milliseconds>ms        while it waits in the queue
+//	lease=<milliseconds>ms held   from the holder's first stamp on
+//
+// The "held" form is written only by the holder, so the mtime of a node
+// that says "held" is the ZooKeeper time of a renewal made while it held
+// the lock. A node with any other data (empty, Curator's, kazoo's, a
+// sequential.Mutex's) declares no lease and is never evicted.
+const (
+	leaseKey  = "lease="
+	leaseUnit = "ms"
+	heldMark  = "held"
+)
+
+// encodeLease returns the node data for a lease of d, nil for no lease.
+func encodeLease(d time.Duration, held bool) []byte {
+	if d <= 0 {
+		return nil
+	}
+	s := leaseKey + strconv.FormatInt(d.Milliseconds(), 10) + leaseUnit
+	if held {
+		s += " " + heldMark
+	}
+	return []byte(s)
+}
+
+// parseLease reads node data written by encodeLease. ok is false for data
+// that declares no lease.
+func parseLease(data []byte) (lease time.Duration, held, ok bool) {
+	f := strings.Fields(string(data))
+	if len(f) < 1 || len(f) > 2 {
+		return 0, false, false
+	}
+	v, found := strings.CutPrefix(f[0], leaseKey)
+	if !found {
+		return 0, false, false
+	}
+	if v, found = strings.CutSuffix(v, leaseUnit); !found {
+		return 0, false, false
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms <= 0 || ms > math.MaxInt64/int64(time.Millisecond) {
+		return 0, false, false
+	}
+	if len(f) == 2 {
+		if f[1] != heldMark {
+			return 0, false, false
+		}
+		held = true
+	}
+	return time.Duration(ms) * time.Millisecond, held, true
+}
+
+// Timing of the holder's side.
+const (
+	// renewalsPerLease: the holder renews every lease/renewalsPerLease, so
+	// two renewals in a row may fail before the lease is in danger.
+	renewalsPerLease = 3
+	// giveUpShare: the holder gives its hold up when it has not renewed
+	// for lease - lease/giveUpShare of its own time. The margin covers
+	// ZooKeeper's millisecond timestamps and clocks that tick at slightly
+	// different rates, so the holder stops believing before any waiter can
+	// evict it.
+	giveUpShare = 20
+)
+
+// leaseHold is the lease side of one hold: it stamps the node on
+// acquisition, renews it, and ends the hold when a renewal shows it was
+// lost or when it could not renew in time.
+type leaseHold struct {
+	m     *Mutex
+	seq   *sequential.Mutex
+	node  string
+	data  []byte // encodeLease(lease, true)
+	lease time.Duration
+
+	ver ver // our node's data version, owned by the renewal goroutine
+
+	lastOK time.Time // local send time of the last renewal that succeeded
+
+	ctx    context.Context // cancelled by stop (Unlock)
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the hold ends, err set before
+	err    error         // nil: released by Unlock
+	exited chan struct{}
+}
+
+// ver tracks the data version of one of our own nodes. Only we write our
+// node, so the version after our last write is the node's version, unless
+// a write's outcome was lost with the connection: then known is false and
+// the next write reads the version first.
+type ver struct {
+	v     int32
+	known bool
+}
+
+// stamp writes the "held" record: the lease runs from this write's
+// ZooKeeper time. It is the first renewal, made before Lock returns.
+func (h *leaseHold) stamp(ctx context.Context) error {
+	sent := h.m.now()
+	if err := h.write(ctx); err != nil {
+		return err
+	}
+	h.lastOK = sent
+	return nil
+}
+
+// write is one versioned setData of our node, resynchronising the version
+// first when the last write's outcome is unknown.
+func (h *leaseHold) write(ctx context.Context) error {
+	if !h.ver.known {
+		_, stat, err := h.m.client.Get(ctx, h.node)
+		if err != nil {
+			return err
+		}
+		if sid := h.m.conn.SessionID(); stat.EphemeralOwner != sid {
+			return fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", hold.ErrSessionExpired, h.node, stat.EphemeralOwner, sid)
+		}
+		h.ver = ver{stat.Version, true}
+	}
+	stat, err := h.m.client.Set(ctx, h.node, h.data, h.ver.v)
+	if err != nil {
+		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			h.ver.known = false // it may or may not have been applied
+		}
+		return err
+	}
+	h.ver.v = stat.Version
+	return nil
+}
+
+// run renews the lease until Unlock stops it or the hold ends.
+func (h *leaseHold) run() {
+	defer close(h.exited)
+	every := h.lease / renewalsPerLease
+	timer := time.NewTimer(every)
+	defer timer.Stop()
+	for {
+		select {
+		case <-h.ctx.Done(): // Unlock
+			h.end(nil)
+			return
+		case <-h.seq.Done():
+			h.end(h.m.seqLoss(h.seq.Err()))
+			return
+		case <-timer.C:
+		}
+		if !h.m.waitUnpaused(h.ctx, h.seq.Done()) {
+			continue // stopped or lost while paused: the select says which
+		}
+		next, lost := h.renew()
+		if lost != nil {
+			h.end(lost)
+			h.drop()
+			return
+		}
+		timer.Reset(next)
+	}
+}
+
+// renew makes one renewal attempt. It returns when to renew next, or why
+// the hold is lost.
+func (h *leaseHold) renew() (next time.Duration, lost error) {
+	every := h.lease / renewalsPerLease
+	giveUpAt := h.lastOK.Add(h.lease - h.lease/giveUpShare)
+	left := giveUpAt.Sub(h.m.now())
+	if left <= 0 {
+		return 0, fmt.Errorf("%w (%w): no renewal for %v",
+			ErrLockLost, ErrLeaseExpired, h.m.now().Sub(h.lastOK).Round(time.Millisecond))
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, left)
+	defer cancel()
+	sent := h.m.now()
+	err := h.write(ctx)
+	switch {
+	case err == nil:
+		h.lastOK = sent
+		return every, nil
+	case h.ctx.Err() != nil:
+		return every, nil // Unlock: the loop ends at its next select
+	case errors.Is(err, zk.ErrNoNode):
+		return 0, fmt.Errorf("%w (%w): renewal found the node gone: %w", ErrLockLost, ErrEvicted, err)
+	case errors.Is(err, zk.ErrBadVersion):
+		return 0, fmt.Errorf("%w (%w): another client wrote our node: %w", ErrLockLost, ErrEvicted, err)
+	case errors.Is(err, hold.ErrSessionExpired):
+		return 0, fmt.Errorf("%w: %w", ErrLockLost, err)
+	}
+	// Connection trouble or a slow answer: try again soon, and no later
+	// than the give-up time, so that the hold ends on time if the
+	// connection does not come back.
+	return max(min(every/renewalsPerLease, giveUpAt.Sub(h.m.now())), time.Millisecond), nil
+}
+
+// end ends the hold: reason nil for a release, else why it was lost.
+func (h *leaseHold) end(reason error) {
+	h.err = reason
+	close(h.done)
+}
+
+// drop removes our node after we gave the hold up ourselves, so the next
+// contender need not wait for an eviction.
+func (h *leaseHold) drop() {
+	ctx, cancel := context.WithTimeout(context.Background(), h.lease)
+	defer cancel()
+	h.m.removeNode(ctx, h.node)
+}
+
+// Timing of the waiters' side.
+const (
+	// relistSoon is the hook's answer when the head has just gone: a
+	// waiter second in line is woken by its watch on the head anyway; one
+	// further back lists the queue again after this pause to find the new
+	// head, which it has to judge too.
+	relistSoon = 20 * time.Millisecond
+	// retryAfter is the pause after a request failed for want of a
+	// connection.
+	retryAfter = 100 * time.Millisecond
+)
+
+// checker is the waiters' half of the lease: the sequential lock calls its
+// hook whenever this contender is about to wait, and the hook decides, with
+// ZooKeeper's clock alone, whether the head of the queue has let its lease
+// run out, evicting it if so. One checker serves one Lock call.
+//
+// Local time is used for one thing only: to guess when to look next. The
+// guess rests on offset, a lower bound of (ZooKeeper's clock - ours)
+// learnt from timestamps we read: a timestamp read at local time t was
+// stamped before t. A wrong guess (a skewed or jumping local clock, a
+// leader change) makes us look too early or too late, never evict early.
+type checker struct {
+	m    *Mutex
+	data []byte // our node's data (our own lease, waiting form)
+
+	self string
+	ver  ver
+
+	anchored bool
+	offset   int64 // ms; ZooKeeper time >= local time + offset
+
+	head  string
+	since int64 // ZooKeeper ms, not before head became the head; 0: unknown
+}
+
+// hook is the sequential.WaitHook.
+func (c *checker) hook(ctx context.Context, w sequential.WaitState) (time.Duration, error) {
+	if w.Self != c.self {
+		c.self, c.ver, c.anchored = w.Self, ver{}, false
+	}
+	if w.Head != c.head {
+		c.head, c.since = w.Head, 0
+	}
+	if !c.anchored || !c.ver.known {
+		// Our node's mtime is a recent ZooKeeper timestamp: the first
+		// anchor, for the price of a read.
+		_, st, err := c.m.client.Get(ctx, c.self)
+		if err != nil {
+			return c.failed(ctx, "read our node", err, false)
+		}
+		c.observe(st.Mtime)
+		c.ver = ver{st.Version, true}
+	}
+
+	data, st, err := c.m.client.Get(ctx, c.head)
+	if err != nil {
+		return c.failed(ctx, "read the head", err, true)
+	}
+	c.observe(st.Mtime)
+	lease, held, ok := parseLease(data)
+	if !ok {
+		return c.m.idlePoll(), nil // no lease to judge; look again later
+	}
+	if start := c.start(held, st); start != 0 {
+		if due := start + lease.Milliseconds() - c.zkNowAtLeast(); due > 0 {
+			return time.Duration(due) * time.Millisecond, nil
+		}
+	}
+
+	// The head looks expired to our local guess: ask ZooKeeper. Write our
+	// own node so the ensemble stamps the present, then read the head:
+	// this order makes the head's stat at least as new as our stamp.
+	p, err := c.probe(ctx)
+	if err != nil {
+		return c.failed(ctx, "write our node", err, false)
+	}
+	data, st, err = c.m.client.Get(ctx, c.head)
+	if err != nil {
+		return c.failed(ctx, "read the head", err, true)
+	}
+	if lease, held, ok = parseLease(data); !ok {
+		return c.m.idlePoll(), nil
+	}
+	if c.since == 0 {
+		c.since = p // p follows the listing that showed this head
+	}
+	start := c.start(held, st)
+	if due := start + lease.Milliseconds() - p; due > 0 {
+		return time.Duration(due) * time.Millisecond, nil
+	}
+
+	// Expired by ZooKeeper's clock. The versioned delete succeeds only if
+	// the head has not renewed since the read above, and only for one of
+	// the waiters that race to do it.
+	c.m.evictTries.Add(1)
+	err = c.m.client.Delete(ctx, c.head, st.Version)
+	switch {
+	case err == nil:
+		c.m.evictions.Add(1)
+		return relistSoon, nil
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+		return relistSoon, nil // released, renewed or evicted by another
+	}
+	return c.failed(ctx, "evict the head", err, true)
+}
+
+// start returns the ZooKeeper time the head's lease runs from: its last
+// stamp if it holds and has stamped, else the earliest time we know it
+// has been the head (0 when we do not know one yet).
+func (c *checker) start(held bool, head *zk.Stat) int64 {
+	if held {
+		return head.Mtime
+	}
+	return c.since
+}
+
+// probe writes our own node and returns the ZooKeeper time of the write.
+func (c *checker) probe(ctx context.Context) (int64, error) {
+	if !c.ver.known {
+		_, st, err := c.m.client.Get(ctx, c.self)
+		if err != nil {
+			return 0, err
+		}
+		c.ver = ver{st.Version, true}
+	}
+	st, err := c.m.client.Set(ctx, c.self, c.data, c.ver.v)
+	if err != nil {
+		c.ver.known = false
+		return 0, err
+	}
+	c.ver.v = st.Version
+	c.offset, c.anchored = st.Mtime-c.m.now().UnixMilli(), true // freshest anchor
+	return st.Mtime, nil
+}
+
+// observe learns from a ZooKeeper timestamp just read.
+func (c *checker) observe(zkMs int64) {
+	if off := zkMs - c.m.now().UnixMilli(); !c.anchored || off > c.offset {
+		c.offset, c.anchored = off, true
+	}
+}
+
+// zkNowAtLeast is our guess of ZooKeeper's clock now: a lower bound while
+// both clocks tick alike.
+func (c *checker) zkNowAtLeast() int64 { return c.m.now().UnixMilli() + c.offset }
+
+// failed decides what a failed request means for the wait; onHead says
+// whether it was a request about the head's node or our own.
+func (c *checker) failed(ctx context.Context, what string, err error, onHead bool) (time.Duration, error) {
+	switch {
+	case ctx.Err() != nil:
+		return 0, err
+	case errors.Is(err, zk.ErrNoNode) && onHead:
+		return relistSoon, nil // the head left: the sequential lock lists again
+	case errors.Is(err, zk.ErrNoNode):
+		return 0, fmt.Errorf("%w: %s: our node is gone: %w", ErrLockLost, what, err)
+	case errors.Is(err, zk.ErrBadVersion):
+		return relistSoon, nil // version re-read on the next call
+	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer):
+		return retryAfter, nil
+	}
+	return 0, fmt.Errorf("timeout: lease check: %s: %w", what, err)
+}

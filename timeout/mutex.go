@@ -1,0 +1,504 @@
+package timeout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
+	"github.com/zklocks/zklocks/internal/zkpath"
+	"github.com/zklocks/zklocks/sequential"
+)
+
+// Errors returned by this package, compared with errors.Is. An error that
+// comes up from the sequential lock underneath carries both names:
+// errors.Is(err, timeout.ErrLockLost) and errors.Is(err,
+// sequential.ErrLockLost) are both true. A hold lost to its lease is
+// ErrLockLost and also ErrEvicted or ErrLeaseExpired.
+var (
+	ErrBadPath       = errors.New("timeout: invalid lock path")
+	ErrNilConn       = errors.New("timeout: nil connection")
+	ErrLocked        = errors.New("timeout: locked by another session")
+	ErrNotLocked     = errors.New("timeout: lock not held")
+	ErrLockLost      = errors.New("timeout: lock lost")
+	ErrAlreadyLocked = errors.New("timeout: already locked by this mutex")
+	ErrBadLease      = errors.New("timeout: invalid lease")
+	ErrWaitTimeout   = errors.New("timeout: wait bound passed")
+	ErrEvicted       = errors.New("timeout: evicted")
+	ErrLeaseExpired  = errors.New("timeout: lease not renewed in time")
+)
+
+// MinLease is the shortest lease WithLease accepts. A renewal every
+// MinLease/3 is already one quorum write every 17ms per holder, and
+// ZooKeeper's timestamps have millisecond resolution.
+const MinLease = 50 * time.Millisecond
+
+// Option configures a Mutex.
+type Option func(*options)
+
+type options struct {
+	acl            []zk.ACL
+	sessionTimeout time.Duration
+	lease          time.Duration
+	now            func() time.Time
+}
+
+// WithACL sets the ACL of the lock's nodes (default zk.WorldACL(zk.PermAll)).
+func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
+
+// WithSessionTimeout tells the Mutex the session timeout conn was created
+// with (default 10s; go-zookeeper does not expose it). It bounds clean-up
+// retries and how long a cut-off client keeps believing it holds the lock.
+func WithSessionTimeout(d time.Duration) Option {
+	return func(o *options) { o.sessionTimeout = d }
+}
+
+// WithLease gives every hold of this Mutex a lease of d (whole
+// milliseconds, at least MinLease): the holder records d in its node,
+// renews the node every d/3 while it holds the lock, and waiters evict it
+// once it has gone d of ZooKeeper's time without a renewal. Without
+// WithLease a hold lasts until Unlock or the end of the session, as in the
+// sequential lock; the Mutex still evicts other holders whose lease ran
+// out while it waits.
+func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+
+// withClock replaces the local clock of the lease logic (test seam). The
+// clock is only ever used to schedule: decisions use ZooKeeper's clock.
+func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// Mutex is one contender for the lock at one path: the sequential lock
+// plus an acquire bound (LockTimeout) and an optional hold lease
+// (WithLease). Its methods are safe for concurrent use.
+type Mutex struct {
+	conn   *zk.Conn
+	path   string
+	opts   options
+	client *zkop.Client // our own requests: stamps, renewals, lease checks, evictions
+	now    func() time.Time
+
+	evictions  atomic.Int64 // eviction deletes that succeeded
+	evictTries atomic.Int64 // eviction deletes sent
+
+	mu        sync.Mutex // guards the fields below; never held across a request
+	acquiring *sequential.Mutex
+	cur       *holding // the current hold, nil if none
+	ended     error    // why the last hold ended
+	past      zklocks.Stats
+	paused    chan struct{} // test seam: non-nil while renewals are paused
+}
+
+// holding is one hold: one node, one sequential.Mutex, and its lease.
+type holding struct {
+	seq   *sequential.Mutex
+	lease *leaseHold // nil without a lease
+}
+
+// New returns a Mutex for the lock at path. It checks its arguments and
+// sends no request.
+func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
+	if err := zkpath.Validate(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+	}
+	if conn == nil {
+		return nil, ErrNilConn
+	}
+	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: 10 * time.Second, now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.lease != 0 && (o.lease < MinLease || o.lease%time.Millisecond != 0) {
+		return nil, fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, o.lease, MinLease)
+	}
+	return &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout), now: o.now}, nil
+}
+
+var _ zklocks.Locker = (*Mutex)(nil)
+
+// Lock acquires the lock, waiting until it is free, ctx is done, or an
+// error makes waiting pointless. While it waits it evicts a holder whose
+// lease has run out. With a lease, Lock returns once the hold's lease is
+// stamped. On any failure our node is deleted before Lock returns (or, if
+// the connection is down, in the background until the session ends).
+func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
+
+// TryLock is Lock without waiting: it fails with ErrLocked when another
+// contender holds the lock or is ahead of us in the queue.
+func (m *Mutex) TryLock(ctx context.Context) error { return m.acquire(ctx, false) }
+
+// LockTimeout is Lock with a bound on the wait: after d it gives up,
+// deletes our node, and returns an error that is both ErrWaitTimeout and
+// context.DeadlineExceeded. d <= 0 does not wait at all (TryLock). A
+// deadline or cancellation of ctx itself returns ctx's error as Lock does.
+func (m *Mutex) LockTimeout(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return m.TryLock(ctx)
+	}
+	bounded, cancel := context.WithTimeoutCause(ctx, d, ErrWaitTimeout)
+	defer cancel()
+	err := m.acquire(bounded, true)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(bounded), ErrWaitTimeout) {
+		return fmt.Errorf("%w after %v: %w", ErrWaitTimeout, d, context.DeadlineExceeded)
+	}
+	return err
+}
+
+func (m *Mutex) acquire(ctx context.Context, wait bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data := encodeLease(m.opts.lease, false)
+	chk := &checker{m: m, data: data}
+	seq, err := sequential.New(m.conn, m.path,
+		sequential.WithACL(m.opts.acl),
+		sequential.WithSessionTimeout(m.opts.sessionTimeout),
+		sequential.WithData(data),
+		sequential.WithWaitHook(chk.hook))
+	if err != nil {
+		return translate(err)
+	}
+
+	m.mu.Lock()
+	if m.acquiring != nil || m.cur != nil {
+		m.mu.Unlock()
+		return ErrAlreadyLocked
+	}
+	m.acquiring = seq
+	m.mu.Unlock()
+
+	h, err := m.take(ctx, seq, chk, wait)
+	if err != nil && chk.self != "" {
+		m.ensureGone(ctx, chk.self)
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.acquiring = nil
+	if err != nil {
+		m.bookLocked(seq)
+		return err
+	}
+	m.cur = h
+	if h.lease != nil {
+		go h.lease.run()
+	}
+	return nil
+}
+
+// take runs the sequential lock and, with a lease, stamps the new hold.
+func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, wait bool) (*holding, error) {
+	var err error
+	if wait {
+		err = seq.Lock(ctx)
+	} else {
+		err = seq.TryLock(ctx)
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	h := &holding{seq: seq}
+	if m.opts.lease == 0 {
+		return h, nil
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	h.lease = &leaseHold{m: m, seq: seq, node: seq.Node(), data: encodeLease(m.opts.lease, true),
+		lease: m.opts.lease, ver: ver{0, true}, ctx: lctx, cancel: cancel,
+		done: make(chan struct{}), exited: make(chan struct{})}
+	if chk.self == h.lease.node {
+		h.lease.ver = chk.ver // we waited, and our probes moved the version
+	}
+	if err := h.lease.stamp(ctx); err != nil {
+		cancel()
+		m.releaseSeq(ctx, seq)
+		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) || errors.Is(err, hold.ErrSessionExpired) {
+			return nil, fmt.Errorf("%w: stamping the lease: %w", ErrLockLost, err)
+		}
+		return nil, fmt.Errorf("timeout: stamping the lease: %w", err)
+	}
+	return h, nil
+}
+
+// ensureGone makes sure the node of a failed Lock does not outlive it.
+// The sequential lock has deleted it already, or handed the delete to the
+// background, except when the ensemble was unreachable in a way its
+// clean-up takes for final (go-zookeeper fails requests with
+// zk.ErrNoServer while it cannot reach any server): then the node would
+// stay until the session ends. One read tells; while disconnected we do
+// not wait for it.
+func (m *Mutex) ensureGone(ctx context.Context, node string) {
+	if m.conn.State() != zk.StateHasSession {
+		m.client.DeleteEventually(node, -1)
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
+	defer cancel()
+	if _, _, err := m.client.Get(cctx, node); !errors.Is(err, zk.ErrNoNode) {
+		m.removeNode(cctx, node)
+	}
+}
+
+// removeNode deletes one of our own nodes now or, failing that, in the
+// background until it is gone or the session has ended. Any version may
+// go: the node's name carries a GUID of ours, so it can name no one
+// else's node.
+func (m *Mutex) removeNode(ctx context.Context, node string) {
+	err := m.client.DeleteNowOrLater(ctx, node, -1)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		m.client.DeleteEventually(node, -1) // e.g. zk.ErrNoServer, which DeleteNowOrLater does not retry
+	}
+}
+
+// Unlock releases the lock. It fails with ErrNotLocked when the Mutex
+// does not hold it, and with ErrLockLost when the hold was lost before
+// Unlock (evicted, lease not renewed in time, node deleted, session
+// expired); the node is gone either way. After a loss, Unlock is also
+// what makes the Mutex ready for the next Lock, as in the sequential lock.
+func (m *Mutex) Unlock(ctx context.Context) error {
+	m.mu.Lock()
+	h := m.cur
+	m.cur = nil
+	m.mu.Unlock()
+	if h == nil {
+		return ErrNotLocked
+	}
+	if h.lease != nil {
+		h.lease.cancel()
+		<-h.lease.exited
+		if h.lease.err != nil {
+			m.releaseSeq(ctx, h.seq)
+			m.finish(h, h.lease.err)
+			return h.lease.err
+		}
+	}
+	err := h.seq.Unlock(ctx)
+	if err != nil {
+		err = m.seqLoss(err)
+	}
+	m.finish(h, m.seqEnded(h.seq))
+	return err
+}
+
+// finish books an ended hold.
+func (m *Mutex) finish(h *holding, why error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ended = why
+	m.bookLocked(h.seq)
+}
+
+// releaseSeq unlocks seq without the caller's ctx, which may be cancelled.
+func (m *Mutex) releaseSeq(ctx context.Context, seq *sequential.Mutex) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
+	defer cancel()
+	_ = seq.Unlock(cctx)
+}
+
+func (m *Mutex) bookLocked(seq *sequential.Mutex) {
+	s := seq.Stats()
+	m.past.Requests += s.Requests
+	m.past.Notifications += s.Notifications
+}
+
+// Token returns the fencing token of the current hold (its node's czxid),
+// or 0 when the lock is not held. Like the sequential lock, it keeps
+// returning the token of a hold that was lost (evicted, say) until Unlock:
+// that token is smaller than the token of every later hold, so a resource
+// that remembers the largest token it has seen rejects the stale holder.
+func (m *Mutex) Token() int64 {
+	m.mu.Lock()
+	h := m.cur
+	m.mu.Unlock()
+	if h == nil {
+		return 0
+	}
+	return h.seq.Token()
+}
+
+// Done returns a channel that is closed when the current hold ends:
+// Unlock, eviction, a renewal that could not be made in time, the node
+// deleted, the session expired or cut off for longer than the session
+// timeout. When the lock is not held it returns a closed channel.
+func (m *Mutex) Done() <-chan struct{} {
+	m.mu.Lock()
+	h := m.cur
+	m.mu.Unlock()
+	if h == nil {
+		return closed
+	}
+	return m.doneOf(h)
+}
+
+// Err returns why the current hold ended, or the last one when none is
+// held now; nil while the lock is held (and before the first hold).
+func (m *Mutex) Err() error {
+	m.mu.Lock()
+	h, ended := m.cur, m.ended
+	m.mu.Unlock()
+	if h == nil {
+		return ended
+	}
+	if !isClosed(m.doneOf(h)) {
+		return nil
+	}
+	return m.errOf(h)
+}
+
+// Node returns the full path of our node while the lock is held, ""
+// otherwise.
+func (m *Mutex) Node() string {
+	m.mu.Lock()
+	h := m.cur
+	m.mu.Unlock()
+	if h == nil {
+		return ""
+	}
+	return h.seq.Node()
+}
+
+// Lease returns the lease of this Mutex's holds, 0 for none.
+func (m *Mutex) Lease() time.Duration { return m.opts.lease }
+
+// Evictions returns how many holders this Mutex has evicted while it
+// waited: its eviction deletes that succeeded.
+func (m *Mutex) Evictions() int64 { return m.evictions.Load() }
+
+// Stats returns the ZooKeeper traffic of this Mutex so far: the sequential
+// recipe's requests plus the lease's stamps, renewals, checks and
+// evictions.
+func (m *Mutex) Stats() zklocks.Stats {
+	m.mu.Lock()
+	s := m.past
+	var live []*sequential.Mutex
+	if m.acquiring != nil {
+		live = append(live, m.acquiring)
+	}
+	if m.cur != nil {
+		live = append(live, m.cur.seq)
+	}
+	m.mu.Unlock()
+	for _, seq := range live {
+		x := seq.Stats()
+		s.Requests += x.Requests
+		s.Notifications += x.Notifications
+	}
+	own := m.client.Stats()
+	s.Requests += own.Requests
+	s.Notifications += own.Notifications
+	return s
+}
+
+func (m *Mutex) doneOf(h *holding) <-chan struct{} {
+	if h.lease != nil {
+		return h.lease.done
+	}
+	return h.seq.Done()
+}
+
+// errOf is why a hold whose Done is closed ended.
+func (m *Mutex) errOf(h *holding) error {
+	if h.lease != nil {
+		return h.lease.err
+	}
+	return m.seqEnded(h.seq)
+}
+
+// seqEnded maps the sequential lock's reason for the end of a hold.
+func (m *Mutex) seqEnded(seq *sequential.Mutex) error {
+	if err := seq.Err(); err != nil && errors.Is(err, sequential.ErrLockLost) {
+		return m.seqLoss(err)
+	}
+	return nil
+}
+
+// seqLoss maps an error of the sequential lock; a node deleted by someone
+// else while we held it with a lease is an eviction.
+func (m *Mutex) seqLoss(err error) error {
+	if m.opts.lease > 0 && errors.Is(err, hold.ErrNodeDeleted) {
+		return fmt.Errorf("%w (%w): %w", ErrLockLost, ErrEvicted, err)
+	}
+	return translate(err)
+}
+
+// idlePoll is how long a waiter waits before it looks at a head that
+// declares no lease again: that head may leave and a head with a lease
+// take its place without our predecessor changing.
+func (m *Mutex) idlePoll() time.Duration {
+	if m.opts.lease > 0 {
+		return m.opts.lease
+	}
+	return m.opts.sessionTimeout
+}
+
+// waitUnpaused blocks while renewals are paused (test seam). It returns
+// false if stop or lost closed first.
+func (m *Mutex) waitUnpaused(stop context.Context, lost <-chan struct{}) bool {
+	m.mu.Lock()
+	p := m.paused
+	m.mu.Unlock()
+	if p == nil {
+		return true
+	}
+	select {
+	case <-p:
+		return true
+	case <-stop.Done():
+	case <-lost:
+	}
+	return false
+}
+
+// pauseRenewal stops this Mutex's renewals, and its holder's own check of
+// the lease, until resume is called: a holder whose process stalls while
+// its session stays alive (test seam).
+func (m *Mutex) pauseRenewal() (resume func()) {
+	p := make(chan struct{})
+	m.mu.Lock()
+	m.paused = p
+	m.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			if m.paused == p {
+				m.paused = nil
+			}
+			m.mu.Unlock()
+			close(p)
+		})
+	}
+}
+
+// translate renames an error of the sequential lock underneath with this
+// package's sentinel of the same meaning, keeping the original in the chain.
+func translate(err error) error {
+	for _, p := range []struct{ theirs, ours error }{
+		{sequential.ErrBadPath, ErrBadPath},
+		{sequential.ErrNilConn, ErrNilConn},
+		{sequential.ErrLocked, ErrLocked},
+		{sequential.ErrNotLocked, ErrNotLocked},
+		{sequential.ErrLockLost, ErrLockLost},
+		{sequential.ErrAlreadyLocked, ErrAlreadyLocked},
+	} {
+		if errors.Is(err, p.theirs) {
+			return fmt.Errorf("%w (%w)", p.ours, err)
+		}
+	}
+	return err
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
