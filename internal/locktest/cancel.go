@@ -36,7 +36,7 @@ func (s *suite) testTryLock(t *testing.T) {
 	if !isClosed(b.l.Done()) {
 		t.Errorf("b: Done() open after a failed TryLock, want closed")
 	}
-	s.requireNoNodes(t, a.conn, path, b.sid, 0, "a failed TryLock")
+	s.requireNoNodes(t, a.conn, path, b, "a failed TryLock")
 	s.requireNodes(t, a.conn, path, a.sid, "a's hold after b's TryLock")
 
 	mustUnlock(t, ctx, "a", a.l)
@@ -47,7 +47,7 @@ func (s *suite) testTryLock(t *testing.T) {
 		t.Errorf("b's token %d is not larger than a's earlier token %d", tokenB, tokenA)
 	}
 	mustUnlock(t, ctx, "b", b.l)
-	s.requireNoNodes(t, a.conn, path, b.sid, 0, "b's Unlock")
+	s.requireNoNodes(t, a.conn, path, b, "b's Unlock")
 }
 
 // testCancel: a Lock whose ctx ends returns the ctx error and leaves
@@ -130,7 +130,7 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 			if !errors.Is(r.err, tc.want) {
 				t.Fatalf("b: Lock: %v, want %v", r.err, tc.want)
 			}
-			s.requireNoNodes(t, a.conn, path, b.sid, 0, "b's ctx ended while it waited")
+			s.requireNoNodes(t, a.conn, path, b, "b's ctx ended while it waited")
 			if isClosed(a.l.Done()) {
 				t.Fatal("a: Done() closed: b's cancelled Lock disturbed a's hold")
 			}
@@ -140,7 +140,7 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 			mustUnlock(t, ctx, "a", a.l)
 			mustLock(t, ctx, "b (again)", b.l)
 			mustUnlock(t, ctx, "b (again)", b.l)
-			s.requireNoNodes(t, a.conn, path, b.sid, 0, "b's Unlock")
+			s.requireNoNodes(t, a.conn, path, b, "b's Unlock")
 		})
 	}
 }
@@ -157,7 +157,11 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 
 	// One plain handoff first, to learn how long it takes here.
 	handoff := func(cancelAfter time.Duration) (lockResult, time.Time) {
-		mustLock(t, ctx, "a", a.l)
+		actx, acancel := context.WithTimeout(ctx, SessionTimeout+5*time.Second)
+		defer acancel()
+		if err := a.l.Lock(actx); err != nil {
+			t.Fatalf("a: Lock: %v (is something of b's earlier attempt left behind?)", err)
+		}
 		bctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		res := lockAsync(bctx, b.l)
@@ -200,7 +204,7 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 		default:
 			t.Fatalf("iteration %d (cancel after %v): b: Lock: %v, want nil or %v", i, delay, r.err, context.Canceled)
 		}
-		s.requireNoNodes(t, a.conn, path, b.sid, 0, "the race between b's cancel and the handoff")
+		s.requireNoNodes(t, a.conn, path, b, "the race between b's cancel and the handoff")
 	}
 	t.Logf("%d iterations, cancel within %v of a's Unlock: b won %d, b cancelled %d", iterations, window, won, cancelled)
 }

@@ -86,7 +86,7 @@ func (s *suite) testMutualExclusion(t *testing.T) {
 			t.Logf("%d holds by %d contenders in %v (%v per hold)", len(h), tc.contenders,
 				took.Round(time.Millisecond), (took / time.Duration(len(h))).Round(time.Microsecond))
 			for _, c := range clients {
-				s.requireNoNodes(t, clients[0].conn, path, c.sid, 0, "the last Unlock")
+				s.requireNoNodes(t, clients[0].conn, path, c, "the last Unlock")
 			}
 		})
 	}

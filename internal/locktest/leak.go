@@ -46,7 +46,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			if r := awaitLock(t, res, 5*time.Second, "b"); !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("b: Lock: %v, want %v", r.err, context.Canceled)
 			}
-			s.requireNoNodes(t, a.conn, path, b.sid, 0, "b's cancelled Lock")
+			s.requireNoNodes(t, a.conn, path, b, "b's cancelled Lock")
 			mustUnlock(t, ctx, "a", a.l)
 		}},
 		{"AfterFailedTryLock", func(t *testing.T, ctx context.Context, path string) {
@@ -61,7 +61,9 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 		{"AfterLockOnClosedConn", func(t *testing.T, ctx context.Context, path string) {
 			c := s.newClient(t, path, 0)
 			c.conn.Close()
-			if err := c.l.Lock(ctx); err == nil {
+			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := c.l.Lock(lctx); err == nil {
 				t.Fatal("Lock on a closed connection succeeded")
 			}
 		}},

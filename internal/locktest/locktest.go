@@ -167,9 +167,10 @@ type suite struct {
 
 // client is one simulated process: a session and a lock on it.
 type client struct {
-	conn *zk.Conn
-	l    zklocks.Locker
-	sid  int64
+	conn    *zk.Conn
+	l       zklocks.Locker
+	sid     int64         // the session the client started with
+	timeout time.Duration // its session timeout
 }
 
 // newClient opens a session with the given timeout (0: SessionTimeout)
@@ -180,7 +181,7 @@ func (s *suite) newClient(t *testing.T, path string, timeout time.Duration, opts
 		timeout = SessionTimeout
 	}
 	conn := zktest.Connect(t, append([]zktest.ConnOption{zktest.WithSessionTimeout(timeout)}, opts...)...)
-	return client{conn: conn, l: s.newLocker(t, conn, path, timeout), sid: conn.SessionID()}
+	return client{conn: conn, l: s.newLocker(t, conn, path, timeout), sid: conn.SessionID(), timeout: timeout}
 }
 
 func (s *suite) newLocker(t *testing.T, conn *zk.Conn, path string, timeout time.Duration) zklocks.Locker {
@@ -262,24 +263,25 @@ func poll(ctx context.Context, cond func() (bool, error)) error {
 	}
 }
 
-// requireNoNodes waits (up to the client's session timeout plus a second,
-// the time background clean-up may take) until nothing of session sid is
-// left on path, and fails the test otherwise.
-func (s *suite) requireNoNodes(t *testing.T, admin *zk.Conn, path string, sid int64, timeout time.Duration, after string) {
+// requireNoNodes fails the test unless nothing of client c is left on
+// path. It first makes one round trip on c's own connection: ZooKeeper
+// answers a session's requests in order, so a create c sent before
+// (say, by a Lock whose ctx ended while the create was in flight) has been
+// applied by then. Then it gives background clean-up up to c's session
+// timeout plus a second.
+func (s *suite) requireNoNodes(t *testing.T, admin *zk.Conn, path string, c client, after string) {
 	t.Helper()
-	if timeout == 0 {
-		timeout = SessionTimeout
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), timeout+time.Second)
+	_, _, _ = c.conn.Exists(path) // flush c's pipeline; errors (closed conn) do not matter
+	ctx, cancel := context.WithTimeout(t.Context(), c.timeout+time.Second)
 	defer cancel()
 	var left []string
 	err := poll(ctx, func() (bool, error) {
 		var err error
-		left, err = s.nodesOf(admin, path, sid)
+		left, err = s.nodesOf(admin, path, c.sid)
 		return len(left) == 0, err
 	})
 	if err != nil {
-		t.Fatalf("after %s: nodes of session %#x still on %s: %v (%v)", after, sid, path, left, err)
+		t.Fatalf("after %s: nodes of session %#x still on %s: %v (%v)", after, c.sid, path, left, err)
 	}
 }
 

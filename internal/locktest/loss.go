@@ -134,7 +134,7 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 		if err := h.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
 			t.Errorf("holder: Unlock after its session expired: %v, want %v", err, s.v.Errors.Lost)
 		}
-		s.requireNoNodes(t, h.conn, path, h.sid, ExpirySessionTimeout, "the session's expiry")
+		s.requireNoNodes(t, h.conn, path, h, "the session's expiry")
 		// The same Mutex works again on the connection's new session.
 		mustLock(t, ctx, "holder (new session)", h.l)
 		mustUnlock(t, ctx, "holder (new session)", h.l)
