@@ -3,6 +3,7 @@ package zkop
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -53,7 +54,13 @@ func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int3
 }
 
 // isTransient reports whether err says "not now" rather than "no".
+// Besides ErrConnectionClosed, go-zookeeper fails a request with
+// ErrNoServer when it was queued while disconnected and a whole round of
+// dials has failed, and with the raw network error when writing it to a
+// connection that just broke.
 func isTransient(err error) bool {
+	var netErr net.Error
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing)
+		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing) ||
+		errors.Is(err, zk.ErrNoServer) || errors.As(err, &netErr)
 }
