@@ -125,6 +125,7 @@ type attempt struct {
 	// learning the node's name (connection lost or ctx done while it was
 	// in flight): only then can a twin with our GUID exist.
 	unsure bool
+	fails  backoff // transient failures in a row while joining and cleaning up
 }
 
 // New returns a Mutex for the lock at path on conn. It checks its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -36,21 +37,25 @@ type entry struct {
 
 // parseSeq returns the sequence number ZooKeeper appended to a child's
 // name, whatever the prefix before it (ours and Curator's "-lock-",
-// kazoo's "__lock__", go-zookeeper's "lock-").
+// kazoo's "__lock__", go-zookeeper's "lock-"). A name without such a
+// suffix is not a contender.
 //
-// ZooKeeper's counter is a signed 32-bit int printed with %010d, so past
-// 2^31-1 creates under one parent it wraps to negative numbers: -1 prints
-// as "-000000001" (ten characters, sign included) and -2^31 as
-// "-2147483648" (eleven). All three forms are accepted. A name without such
-// a suffix is not a contender.
+// ZooKeeper's counter is a signed 32-bit int printed with %010d, so after
+// 2^31-1 creates under one parent it wraps to negative numbers, and the
+// sign takes one of the ten places: -5 prints as "-000000005", while
+// -1000000000 down to -2147483648 take eleven characters. In that last
+// range a '-' before the ten digits is a minus sign only if the prefix
+// does not end with it; every lock prefix in use ends with '-' or '_', so
+// a '-' that follows one of those is the sign.
 func parseSeq(name string) (int32, bool) {
-	if len(name) < seqWidth {
+	n := len(name)
+	if n < seqWidth {
 		return 0, false
 	}
-	tail := name[len(name)-seqWidth:]
+	tail := name[n-seqWidth:]
 	neg := tail[0] == '-'
 	if neg {
-		tail = tail[1:]
+		tail = tail[1:] // "-" and nine digits
 	}
 	var v int64
 	for i := 0; i < len(tail); i++ {
@@ -60,17 +65,22 @@ func parseSeq(name string) (int32, bool) {
 		}
 		v = v*10 + int64(c-'0')
 	}
-	switch {
-	case neg && v == 0:
-		return 0, false // %010d never prints "-000000000"
-	case neg:
+	if neg {
+		if v == 0 {
+			return 0, false // %010d never prints "-000000000"
+		}
 		return int32(-v), true
-	case v <= math.MaxInt32:
-		return int32(v), true
-	case v == -math.MinInt32 && len(name) > seqWidth && name[len(name)-seqWidth-1] == '-':
-		return math.MinInt32, true // "-2147483648": the one value wider than ten characters
 	}
-	return 0, false
+	if n > seqWidth+1 && name[n-seqWidth-1] == '-' && (name[n-seqWidth-2] == '-' || name[n-seqWidth-2] == '_') {
+		if v < 1e9 || v > -math.MinInt32 {
+			return 0, false // would have been printed in ten characters, or out of range
+		}
+		return int32(-v), true
+	}
+	if v > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(v), true
 }
 
 // sortQueue keeps the children that are contenders and orders them as
@@ -199,10 +209,11 @@ func contenders(ctx context.Context, c *zkop.Client, path string) ([]Contender, 
 }
 
 // Retry pacing. While the client is disconnected go-zookeeper keeps new
-// requests queued until it reconnects, so a request fails with
-// ErrConnectionClosed only when a connection goes while it is in flight,
-// or at once when the connection has been closed for good. Failures in a
-// row therefore mean a flapping or closed connection.
+// requests queued, failing them only when a connection goes while they are
+// in flight (ErrConnectionClosed) or when a whole round of dials has
+// failed (ErrNoServer, about once a second), and at once when the
+// connection has been closed for good. Failures in a row therefore mean
+// an outage or a closed connection.
 const (
 	retryFirst  = 20 * time.Millisecond
 	retryMax    = 500 * time.Millisecond
@@ -212,9 +223,14 @@ const (
 )
 
 // transient reports whether err means "not now": the connection went
-// while the request was in flight, or the session moved to another server.
+// while the request was in flight, or broke as it was written (the raw
+// network error), no server could be reached (while disconnected,
+// go-zookeeper fails its queued requests with ErrNoServer each time it
+// has tried every server in vain), or the session moved to another server.
 func transient(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionMoved)
+	var netErr net.Error
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
 }
 
 // backoff counts failures in a row and sleeps a little longer after each.
@@ -274,7 +290,7 @@ func (m *Mutex) occupant(ctx context.Context) (string, error) {
 // node, if it was made, went with its session: create again.
 func (m *Mutex) create(ctx context.Context, a *attempt) error {
 	prefix := m.path + "/" + protectedPrefix + a.guid + lockSep
-	var b backoff
+	b := &a.fails
 	parents := 0
 	for {
 		if err := ctx.Err(); err != nil {
@@ -318,7 +334,7 @@ func (m *Mutex) create(ctx context.Context, a *attempt) error {
 			return fmt.Errorf("sequential: create in %s: %w", m.path, err)
 		}
 		for _, name := range names {
-			ok, err := m.adopt(ctx, a, name, &b)
+			ok, err := m.adopt(ctx, a, name, b)
 			if err != nil {
 				a.unsure = true // name may be ours: clean up by GUID
 				return err
@@ -579,8 +595,9 @@ func (m *Mutex) abandon(ctx context.Context, a *attempt) {
 		return
 	}
 	// A create may have been applied without our learning the name: find
-	// the nodes by GUID.
-	var b backoff
+	// the nodes by GUID. The failures in a row seen while joining count:
+	// on a connection closed for good this gives up after one more try.
+	b := &a.fails
 	for {
 		names, err := m.findOurs(cctx, a.guid)
 		if err == nil {

@@ -1,0 +1,305 @@
+package sequential_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/zklocks/zklocks/sequential"
+)
+
+// tripwire wraps a dialer so that a test can lose the answer to one
+// create: once armed, the connection that sends the next create of a lock
+// node ("-lock-" in its path) delivers nothing more to the client; the
+// request itself reaches the server. The test then cuts the connection
+// with a Cutter: the client sees zk.ErrConnectionClosed for a create that
+// was applied, the case the GUID in the node's name is there for.
+type tripwire struct {
+	dial  zk.Dialer
+	armed atomic.Bool
+	sent  chan struct{} // closed once the create has been written
+	once  sync.Once
+}
+
+func newTripwire(dial zk.Dialer) *tripwire {
+	return &tripwire{dial: dial, sent: make(chan struct{})}
+}
+
+func (tw *tripwire) Dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	c, err := tw.dial(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &tripConn{Conn: c, tw: tw}, nil
+}
+
+type tripConn struct {
+	net.Conn
+	tw      *tripwire
+	tripped atomic.Bool
+}
+
+func (c *tripConn) Write(b []byte) (int, error) {
+	trip := isLockCreate(b) && c.tw.armed.CompareAndSwap(true, false)
+	if trip {
+		c.tripped.Store(true) // before the write: no answer can come earlier
+	}
+	n, err := c.Conn.Write(b)
+	if trip {
+		c.tw.once.Do(func() { close(c.tw.sent) })
+	}
+	return n, err
+}
+
+func (c *tripConn) Read(b []byte) (int, error) {
+	for {
+		n, err := c.Conn.Read(b)
+		if err != nil || !c.tripped.Load() {
+			return n, err
+		}
+		// Tripped: the create's answer, and everything after it, is lost.
+	}
+}
+
+// isLockCreate reports whether b is a go-zookeeper create request (one
+// Write per request: length, xid, opcode 1, then the path) for a lock node.
+func isLockCreate(b []byte) bool {
+	if len(b) < 16 || binary.BigEndian.Uint32(b[8:12]) != 1 {
+		return false
+	}
+	n := int(binary.BigEndian.Uint32(b[12:16]))
+	return n > 0 && 16+n <= len(b) && bytes.Contains(b[16:16+n], []byte("-lock-"))
+}
+
+// ownNodes lists the children of path whose ephemeralOwner is sid.
+func ownNodes(t *testing.T, conn *zk.Conn, path string, sid int64) []string {
+	t.Helper()
+	var out []string
+	for _, k := range zktest.Children(t, conn, path) {
+		ok, st, err := conn.Exists(path + "/" + k)
+		require.NoError(t, err)
+		if ok && st.EphemeralOwner == sid {
+			out = append(out, path+"/"+k)
+		}
+	}
+	return out
+}
+
+// faultClient is a session whose create answer can be lost and whose
+// connection can be cut.
+type faultClient struct {
+	conn *zk.Conn
+	cut  *zktest.Cutter
+	tw   *tripwire
+	m    *sequential.Mutex
+}
+
+func newFaultClient(t *testing.T, path string, timeout time.Duration) faultClient {
+	t.Helper()
+	cut := zktest.NewCutter()
+	tw := newTripwire(cut.Dialer())
+	conn := zktest.Connect(t, zktest.WithDialer(tw.Dial), zktest.WithSessionTimeout(timeout))
+	m, err := sequential.New(conn, path, sequential.WithSessionTimeout(timeout))
+	require.NoError(t, err)
+	return faultClient{conn: conn, cut: cut, tw: tw, m: m}
+}
+
+// loseCreateAnswer arms the tripwire, waits until c's Lock has sent its
+// create and the server has applied it, and cuts c's connection before
+// the answer arrives. It returns the node the server made.
+func (c faultClient) loseCreateAnswer(t *testing.T, admin *zk.Conn, path string, lock func()) string {
+	t.Helper()
+	sid := c.conn.SessionID()
+	require.NoError(t, createPath(admin, path)) // so that the first create is the one applied
+	c.tw.armed.Store(true)
+	lock()
+	select {
+	case <-c.tw.sent:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no create sent")
+	}
+	var made []string
+	waitFor(t, 5*time.Second, "the lost create applied", func() bool {
+		made = ownNodes(t, admin, path, sid)
+		return len(made) == 1
+	})
+	c.cut.Cut()
+	return made[0]
+}
+
+// TestConnectionLostDuringCreate: the create is applied but its answer is
+// lost with the connection. After reconnecting, the Mutex finds its node
+// by GUID instead of creating a second one.
+func TestConnectionLostDuringCreate(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	c := newFaultClient(t, path, sessionTimeout)
+	sid := c.conn.SessionID()
+
+	var res <-chan error
+	made := c.loseCreateAnswer(t, admin, path, func() { res = lockAsync(ctx, c.m) })
+	time.Sleep(100 * time.Millisecond) // cut for a while, well within the session timeout
+	c.cut.Heal()
+	requireAcquired(t, res, "Lock after the create's answer was lost")
+
+	require.Equal(t, sid, c.conn.SessionID(), "the session survived")
+	assert.Equal(t, made, c.m.Node(), "the node of the lost create is ours")
+	assert.Equal(t, []string{made}, ownNodes(t, admin, path, sid), "exactly one node for this client")
+	st := c.m.Stats()
+	t.Logf("requests %d, notifications %d", st.Requests, st.Notifications)
+	require.NoError(t, c.m.Unlock(ctx))
+	assert.Empty(t, ownNodes(t, admin, path, sid))
+}
+
+// TestCancelWhileCreateAnswerLost: the create is applied, its answer lost,
+// and Lock's ctx is cancelled while the client is still cut off, so the
+// Mutex never learned its node's name. Lock finds the node by GUID once
+// the client reconnects and deletes it before it returns.
+func TestCancelWhileCreateAnswerLost(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	h := newContender(t, path)
+	require.NoError(t, h.m.Lock(ctx)) // so that our Lock would have to wait
+	c := newFaultClient(t, path, sessionTimeout)
+	sid := c.conn.SessionID()
+
+	lctx, cancel := context.WithCancel(ctx)
+	var res <-chan error
+	c.loseCreateAnswer(t, admin, path, func() { res = lockAsync(lctx, c.m) })
+	cancel()
+	time.AfterFunc(300*time.Millisecond, c.cut.Heal)
+
+	select {
+	case err := <-res:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(sessionTimeout + 2*time.Second):
+		t.Fatal("Lock did not return after its ctx was cancelled")
+	}
+	assert.Empty(t, ownNodes(t, admin, path, sid), "nothing of this client left when Lock returns")
+	assert.Empty(t, c.m.Node())
+	require.NoError(t, h.m.Unlock(ctx))
+}
+
+// TestSessionExpiredDuringCreate: the create is applied, its answer lost,
+// and the client stays cut off until its session expires, which takes the
+// node with it. The Mutex then queues again on the new session.
+func TestSessionExpiredDuringCreate(t *testing.T) {
+	const timeout = time.Second
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	c := newFaultClient(t, path, timeout)
+	oldSID := c.conn.SessionID()
+
+	var res <-chan error
+	made := c.loseCreateAnswer(t, admin, path, func() { res = lockAsync(ctx, c.m) })
+	waitFor(t, 2*timeout+10*time.Second, "the session expired and its node with it", func() bool {
+		ok, _, err := admin.Exists(made)
+		return err == nil && !ok
+	})
+	c.cut.Heal()
+	requireAcquired(t, res, "Lock after the session expired during the create")
+
+	newSID := c.conn.SessionID()
+	require.NotEqual(t, oldSID, newSID)
+	assert.Equal(t, []string{c.m.Node()}, ownNodes(t, admin, path, newSID), "one node, on the new session")
+	assert.NotEqual(t, made, c.m.Node())
+	require.NoError(t, c.m.Unlock(ctx))
+}
+
+// TestFoundNodeOfAnotherSession (CURATOR-604): after a lost create answer,
+// the search by GUID can list a node that carries our GUID but belongs to
+// another session (in real life: our own earlier session, expired, whose
+// node this server has not removed yet). It must never be taken as ours:
+// the hold would be on a node that is about to vanish. Here such a node
+// is planted from another session, ahead of ours in the queue.
+func TestFoundNodeOfAnotherSession(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	const guid = "604604604604604604604604604604aa"
+	defer sequential.PinGUID(guid)()
+
+	stale := zktest.Connect(t)
+	require.NoError(t, createPath(admin, path))
+	staleNode, err := stale.Create(path+"/_c_"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+
+	c := newFaultClient(t, path, sessionTimeout)
+	sid := c.conn.SessionID()
+	var res <-chan error
+	made := c.loseCreateAnswer(t, admin, path, func() { res = lockAsync(ctx, c.m) })
+	c.cut.Heal()
+	requireAcquired(t, res, "Lock")
+
+	assert.Equal(t, made, c.m.Node(), "our node is the one our session made")
+	_, st, err := admin.Get(c.m.Node())
+	require.NoError(t, err)
+	assert.Equal(t, sid, st.EphemeralOwner)
+	assert.Equal(t, st.Czxid, c.m.Token())
+	ok, _, err := admin.Exists(staleNode)
+	require.NoError(t, err)
+	assert.False(t, ok, "the other session's twin was removed from the queue")
+	require.NoError(t, c.m.Unlock(ctx))
+}
+
+// TestUnlockWhileCutOff (CURATOR-678): an Unlock whose delete can not
+// reach the ensemble does not forget the node: the delete is retried in
+// the background, and the next waiter gets the lock once it goes through.
+// Whether Unlock's ctx ends first (Short) or the client gives up on the
+// servers first (Long: go-zookeeper fails queued requests with
+// ErrNoServer after a round of failed dials), Unlock returns nil.
+func TestUnlockWhileCutOff(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		unlockIn time.Duration // Unlock's ctx
+		cutFor   time.Duration
+	}{
+		{"Short", 200 * time.Millisecond, 300 * time.Millisecond},
+		{"Long", 10 * time.Second, 1500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t, 30*time.Second)
+			path := zktest.LockPath(t)
+			admin := zktest.Connect(t)
+			h := newFaultClient(t, path, sessionTimeout)
+			w := newContender(t, path)
+			require.NoError(t, h.m.Lock(ctx))
+			node, sid := h.m.Node(), h.conn.SessionID()
+			res := lockAsync(ctx, w.m)
+			waitQueued(t, w.m, w.conn)
+
+			h.cut.Cut()
+			time.AfterFunc(tc.cutFor, h.cut.Heal)
+			uctx, cancel := context.WithTimeout(ctx, tc.unlockIn)
+			err := h.m.Unlock(uctx)
+			cancel()
+			require.NoError(t, err, "Unlock hands the delete to the background")
+			select {
+			case <-h.m.Done():
+			default:
+				t.Fatal("Done still open after Unlock")
+			}
+			requireAcquired(t, res, "waiter after the background delete")
+			require.Equal(t, sid, h.conn.SessionID(), "the old holder's session survived: only the delete freed the lock")
+			ok, _, err := admin.Exists(node)
+			require.NoError(t, err)
+			assert.False(t, ok)
+			require.NoError(t, w.m.Unlock(ctx))
+			require.True(t, errors.Is(h.m.Unlock(ctx), sequential.ErrNotLocked))
+		})
+	}
+}
