@@ -1,0 +1,113 @@
+// Package naive is the simplest ZooKeeper lock: the lock is held by
+// whichever session owns an ephemeral node at the lock path. It implements
+// the whole of the study note 000_7316db2df30c38d3.txt (the acquire and
+// release steps, the reason the node is ephemeral, and the Java demo),
+// with the demo's bugs fixed and its herd effect kept on purpose.
+//
+// # The recipe
+//
+// Lock, for the path /locks/orders:
+//
+//  1. Create /locks/orders as an EPHEMERAL node. If that succeeds, we hold
+//     the lock. (If a parent is missing, create the parents as persistent
+//     nodes and try again.)
+//  2. If the create fails with NodeExists, someone else holds the lock:
+//     call exists on the path with a watch. If the node is already gone,
+//     go to 1 at once.
+//  3. Wait until the watch fires (the holder deleted its node, or its
+//     session ended), ctx is done, or our own session ends. Then go to 1.
+//  4. Any other error (no permission, connection closed, ...) ends Lock
+//     with that error. Retrying it would hide the problem and spin.
+//
+// After a successful create, Lock reads the node back with a data watch
+// (internal/hold): its ephemeralOwner proves the node is ours, its czxid is
+// the fencing token (Token), and the watch closes Done when the node goes
+// away without Unlock.
+//
+// Unlock reads the node, checks that its ephemeralOwner is our session and
+// its czxid is our token, and deletes it at the version it read. It never
+// deletes with version -1.
+//
+// # Why the node is ephemeral
+//
+// A holder that crashes never calls Unlock. With a persistent node the
+// lock would stay taken forever. An ephemeral node belongs to a session and
+// the servers delete it when the session ends, whether the client closed it
+// or stopped sending heartbeats for longer than the session timeout; the
+// delete fires the waiters' watches, and one of them takes over. The price
+// is that a holder that is merely slow (a long GC pause, a partition) loses
+// the lock the same way, possibly without noticing in time: Done closes
+// late, never early, so pass Token to the resource you protect and let it
+// refuse tokens older than the newest it has seen.
+//
+// # The herd effect, and what it costs
+//
+// Every waiter watches the same node, so every release wakes every waiter.
+// All of them send a create; one wins and the others fail with NodeExists,
+// set a new watch and sleep again. With N waiters a release costs N watch
+// notifications and N creates, N-1 of them wasted. They are not cheap
+// reads: ZooKeeper orders every create through the leader, and a create
+// that fails is still a transaction (an error transaction) that the quorum
+// logs and fsyncs before answering. A release therefore puts N-1 useless
+// writes on the ensemble, and the thundering retries arrive together. The
+// winner is whichever create reaches the leader first, so the lock is not
+// fair: a waiter can lose every round.
+//
+// Stats makes this visible from the client: Notifications counts the watch
+// events a Mutex received, Requests the requests it sent. With 8 contenders
+// on a local 3-node ensemble the tests see about 4 notifications per
+// release and about 13 requests per acquisition (TestHerdEffect logs the
+// figures; the bench adds the servers' own counters). The sequential
+// package removes the herd: each waiter watches only the node just ahead
+// of it, which also makes the lock FIFO.
+//
+// # The notes' Java demo, and what this package does instead
+//
+//   - Its acquire loop catches every exception and tries again forever: a
+//     missing permission, a closed connection or a bad path spin the CPU
+//     and the ensemble. Here only NodeExists leads to waiting; every other
+//     error is returned, wrapped (errors.Is works with go-zookeeper's
+//     errors, e.g. zk.ErrNoAuth).
+//   - Its release deletes with version -1, that is "whatever node is at the
+//     path". If our node already went away (session expired, an operator
+//     deleted it) and another client took the lock, that delete removes the
+//     other client's lock. Here Unlock deletes only the node this Mutex
+//     created (same session, same czxid, version as read), and reports
+//     ErrLockLost otherwise.
+//   - It keeps the CountDownLatch the waiter sleeps on in a field of a
+//     shared singleton. Two threads waiting at once overwrite each other's
+//     latch, one of them is never woken (or only by its timeout), and the
+//     watcher may count down a latch that was just set to null. Here each
+//     wait has its own watch channel (go-zookeeper returns one per call).
+//   - It waits with a waitTime that the demo never defines (the code does
+//     not compile), and a timed wait that silently turns into polling.
+//     Here Lock waits for the watch and nothing else; ctx bounds the wait.
+//   - It calls exists on a variable named zk where the field is named
+//     zookeeper (again it does not compile).
+//   - Its connection latch is static: it is counted down once per JVM, so a
+//     second session object does not wait for its own connection, and the
+//     same default watcher counts down the lock latch on every connection
+//     event, waking the waiter for nothing. Later disconnections and
+//     session expiry are ignored. Here requests wait for the connection
+//     inside go-zookeeper, watches are per call, a waiter whose session
+//     expires returns ErrLockLost, and Done tells a holder it lost the lock.
+//   - It returns true from every path of acquire, and its release swallows
+//     errors: the caller can not tell what happened. Here every method
+//     returns an error that says it.
+//
+// # Failure modes that remain
+//
+// The create that would take the lock can be answered by a broken
+// connection (zk.ErrConnectionClosed) after the servers applied it. The
+// node's path can not tell us whether it is ours, but its ephemeralOwner
+// can: Lock returns the error, and a background clean-up deletes the node
+// if it belongs to our session. The same clean-up removes the node of a
+// create whose answer arrived after ctx ended.
+//
+// ZooKeeper can not make a delete conditional on the node's owner. Unlock
+// checks owner and czxid with a read, then deletes at the version read; if,
+// within that one round trip, an operator deletes our node and another
+// client creates its own (which also has version 0), our delete removes
+// theirs. The sequential recipe does not have this window: its node names
+// are unique.
+package naive
