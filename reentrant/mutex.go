@@ -435,7 +435,9 @@ func (m *Mutex) dispose(ctx context.Context, seq *sequential.Mutex) {
 
 // Token returns the fencing token of the current hold (its node's czxid),
 // whichever owner holds it, or 0 when the lock is not held. Re-entries do
-// not change it.
+// not change it. Once Done has closed on a loss it returns 0 (sequential's
+// Token keeps the lost hold's token until Unlock): the hold and its count
+// are gone, and the next Lock gets a new, larger token.
 func (m *Mutex) Token() int64 {
 	m.mu.Lock()
 	h := m.cur

@@ -29,6 +29,13 @@ func forModes(t *testing.T, f func(t *testing.T, mode reentrant.CountMode)) {
 	}
 }
 
+// noLeaks makes t fail if a goroutine started during it outlives it (its
+// sessions' closing included). Call it first in a non-parallel test.
+func noLeaks(t *testing.T) {
+	zktest.Servers(t) // the shared ensemble's goroutines predate the snapshot
+	zktest.VerifyNoLeaks(t)
+}
+
 func newMutex(t testing.TB, conn *zk.Conn, path string, mode reentrant.CountMode) *reentrant.Mutex {
 	t.Helper()
 	m, err := reentrant.New(conn, path, reentrant.WithCountMode(mode),
@@ -177,6 +184,7 @@ func TestNoOwner(t *testing.T) {
 // count in the node's data is checked after every step with a raw client.
 func TestNestedDepth10(t *testing.T) {
 	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		noLeaks(t)
 		conn, raw := zktest.Connect(t), zktest.Connect(t)
 		path := zktest.LockPath(t)
 		m := newMutex(t, conn, path, mode)
@@ -360,6 +368,7 @@ func TestOwnersExcludeEachOther(t *testing.T) {
 // Unlocks then report the loss.
 func TestWaiterTakesOverAfterLoss(t *testing.T) {
 	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		noLeaks(t)
 		conn, raw := zktest.Connect(t), zktest.Connect(t)
 		path := zktest.LockPath(t)
 		m := newMutex(t, conn, path, mode)
@@ -404,6 +413,7 @@ func TestWaiterTakesOverAfterLoss(t *testing.T) {
 // counting on the dead one.
 func TestReentryAfterLoss(t *testing.T) {
 	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		noLeaks(t)
 		conn, raw := zktest.Connect(t), zktest.Connect(t)
 		path := zktest.LockPath(t)
 		m := newMutex(t, conn, path, mode)
@@ -444,11 +454,45 @@ func TestReentryAfterLoss(t *testing.T) {
 	})
 }
 
+// The session of a holder at depth 3 expires: Done closes, the three
+// Unlocks owed report the loss, and the same Mutex locks again on the
+// connection's new session.
+func TestSessionExpiryAtDepth(t *testing.T) {
+	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		noLeaks(t)
+		conn := zktest.Connect(t, zktest.WithSessionTimeout(time.Second))
+		path := zktest.LockPath(t)
+		m, err := reentrant.New(conn, path, reentrant.WithCountMode(mode), reentrant.WithSessionTimeout(time.Second))
+		require.NoError(t, err)
+		ctx := owner("a")
+		for range 3 {
+			require.NoError(t, m.Lock(ctx))
+		}
+		done, token := m.Done(), m.Token()
+		zktest.ExpireSession(t, conn)
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			t.Fatal("Done not closed after the session expired")
+		}
+		assert.Zero(t, m.Count(ctx))
+		for range 3 {
+			assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrLockLost)
+		}
+		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+		require.NoError(t, m.Lock(ctx))
+		assert.Greater(t, m.Token(), token)
+		require.NoError(t, m.Unlock(ctx))
+		assert.Empty(t, zktest.Children(t, conn, path))
+	})
+}
+
 // Someone else writes to our node. InNode notices at its next versioned
 // write (BadVersion) and ends the hold as lost, deleting its node; InMemory
 // never writes and keeps the hold (the node is still ours).
 func TestForeignWrite(t *testing.T) {
 	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
+		noLeaks(t)
 		conn, raw := zktest.Connect(t), zktest.Connect(t)
 		path := zktest.LockPath(t)
 		m := newMutex(t, conn, path, mode)
@@ -476,6 +520,7 @@ func TestForeignWrite(t *testing.T) {
 
 // A second Lock by an owner whose first Lock is still waiting is refused.
 func TestSameOwnerWhileAcquiring(t *testing.T) {
+	noLeaks(t)
 	conn := zktest.Connect(t)
 	path := zktest.LockPath(t)
 	holder := newMutex(t, zktest.Connect(t), path, reentrant.InMemory)
@@ -497,6 +542,7 @@ func TestSameOwnerWhileAcquiring(t *testing.T) {
 // An owner waiting in this process gives up with its ctx and leaves
 // nothing behind: it never created a node.
 func TestCancelWhileWaitingInProcess(t *testing.T) {
+	noLeaks(t)
 	conn := zktest.Connect(t)
 	path := zktest.LockPath(t)
 	m := newMutex(t, conn, path, reentrant.InMemory)
@@ -573,6 +619,47 @@ func BenchmarkReentry(b *testing.B) {
 			after := m.Stats()
 			b.ReportMetric(float64(after.Requests-before.Requests)/float64(b.N), "requests/op")
 			b.ReportMetric(float64(after.Notifications-before.Notifications)/float64(b.N), "notifications/op")
+			require.NoError(b, m.Unlock(ctx))
+		})
+	}
+}
+
+// BenchmarkReentryWithWaiter is BenchmarkReentry with a second contender
+// (another session) queued behind the holder. The waiter watches the
+// holder's node with a data watch, so in InNode each count write wakes it
+// and it sets its watch again: waiter-requests/op and
+// waiter-notifications/op are that hidden cost, paid by someone else.
+func BenchmarkReentryWithWaiter(b *testing.B) {
+	for _, mode := range modes {
+		b.Run("mode="+mode.String(), func(b *testing.B) {
+			path := zktest.LockPath(b)
+			m := newMutex(b, zktest.Connect(b), path, mode)
+			w := newMutex(b, zktest.Connect(b), path, mode)
+			ctx := owner("bench")
+			require.NoError(b, m.Lock(ctx))
+			wctx, cancel := context.WithCancel(owner("waiter"))
+			got := make(chan error, 1)
+			go func() { got <- w.Lock(wctx) }()
+			raw := zktest.Connect(b)
+			require.Eventually(b, func() bool { return len(zktest.Children(b, raw, path)) == 2 }, 5*time.Second, time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // let the waiter set its watch
+
+			before, wbefore := m.Stats(), w.Stats()
+			for b.Loop() {
+				if err := m.Lock(ctx); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Unlock(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			after, wafter := m.Stats(), w.Stats()
+			n := float64(b.N)
+			b.ReportMetric(float64(after.Requests-before.Requests)/n, "requests/op")
+			b.ReportMetric(float64(wafter.Requests-wbefore.Requests)/n, "waiter-requests/op")
+			b.ReportMetric(float64(wafter.Notifications-wbefore.Notifications)/n, "waiter-notifications/op")
+			cancel()
+			<-got
 			require.NoError(b, m.Unlock(ctx))
 		})
 	}
