@@ -1,0 +1,138 @@
+// Package sequential is the classic ZooKeeper lock: every contender
+// queues as an EPHEMERAL_SEQUENTIAL child of the lock path, the first in
+// the queue holds the lock, and every other contender watches only the
+// node just ahead of it. It is the recipe of study notes
+// 001_61bda1179c40060d.txt §3 (principle), §4.1 (flow) and §5 (code), of
+// ZooKeeper's own recipes page, and of Curator's InterProcessMutex; the
+// reentrant and timeout packages build on it.
+//
+// # The recipe
+//
+//  1. Join: create <path>/_c_<guid>-lock- as EPHEMERAL_SEQUENTIAL.
+//     ZooKeeper appends a ten-digit sequence number, unique under the
+//     parent and growing with every create. The lock path is made on
+//     first use, as a container node, which the server removes once its
+//     last child is gone. Watching our own node starts right away (read
+//     with a data watch: its czxid is the fencing token).
+//  2. List the children and sort them by sequence number. Children without
+//     one are not contenders and are ignored.
+//  3. First in the list: the lock is ours.
+//  4. Otherwise set a data watch (getData) on the node just ahead of ours
+//     and wait. If that node is already gone, go back to 2.
+//  5. When the watch fires because that node was deleted: if it was the
+//     only node ahead of us at the last listing, the lock is ours, with no
+//     further request (see "Handoff without a read"); otherwise go back to 2.
+//  6. Unlock deletes our node, which fires the watch of the one contender
+//     behind us.
+//
+// # Why only the predecessor: no herd
+//
+// Had every waiter watched the holder's node (naive) or the children of
+// the lock path, every release would wake every waiter, and all of them
+// would hit the ensemble at once only for all but one to go back to
+// sleep: the herd effect (notes §3.3, §8.2). Here each node is watched by
+// exactly one other contender, so a release wakes one waiter, whatever
+// the number of contenders. TestHerdFigures counts it with the servers'
+// own mntr counters, 16 contenders each on its own session: 2.0 quorum
+// writes per acquisition (create and delete), 1.0 client notified per
+// release, and 2.0 watchers fired per release. The second watcher is the
+// releasing holder's own watch on its node (it is how Done learns of a
+// deleted node); it fires on the holder's own delete and wakes nobody,
+// but go-zookeeper v1.0.4 can not remove a watch before the delete, so
+// the server counts it.
+//
+// A data watch rather than exists, as Curator does: exists on a node that
+// has just been deleted returns false but leaves a watch behind, waiting
+// for a create that never comes; getData fails with NoNode and leaves
+// nothing.
+//
+// # Fairness
+//
+// The leader hands out sequence numbers in the order it commits the
+// creates, and each waiter waits only for its predecessor, so contenders
+// are served strictly in the order they joined: first come, first served,
+// and nobody starves (TestFIFO).
+//
+// # Handoff without a read
+//
+// Sequence numbers only grow: a node created after our listing sorts
+// behind us, and every node ahead of us was in that listing (ZooKeeper
+// shows a session at least its own writes, and those nodes were created
+// before ours). So when the listing showed exactly one node ahead of us
+// and that node is deleted, nothing can be ahead of us any more: the
+// waiter holds the lock the moment the notification arrives, with no
+// getChildren in between (TestReadFreeHandoff). A predecessor that was
+// not the holder may leave too (its Lock was cancelled): then the waiter
+// lists again and watches its new predecessor (TestPredecessorGivesUp).
+//
+// # Connection loss and the GUID
+//
+// When the connection goes while the create is in flight, the client can
+// not tell whether the create was applied. Creating again could leave an
+// orphan of our own session at the front of the queue, which nobody would
+// ever delete: the lock would be stuck until our session ends. Every node
+// name therefore carries a random 128-bit GUID made for this acquisition;
+// after the client reconnects, the children that carry it are ours and
+// none is created twice (TestConnectionLostDuringCreate). Curator calls
+// this protected mode; kazoo and go-zookeeper do the same.
+//
+// One trap remains (Curator's CURATOR-498 and CURATOR-604): if the
+// session expired in the meantime, the listing can still show the node of
+// the dead session, which the server is about to delete. A node is taken
+// as ours only if its ephemeralOwner is the client's current session; a
+// node of an expired session is left to vanish and we create again on the
+// new session (TestFoundNodeOfAnotherSession, TestSessionExpiredDuringCreate).
+// Should a create whose answer was lost be applied after all, the twin is
+// deleted at the next listing.
+//
+// # Nothing left behind
+//
+// After a cancelled ctx, a failed TryLock, a lost node or any error after
+// the create, Lock deletes its node before it returns, even when its
+// create's answer was lost (TestCancelWhileCreateAnswerLost).
+// go-zookeeper's own Lock leaves the node behind in these cases
+// (samuel/go-zookeeper#229). The clean-up does not use the caller's ctx,
+// which is usually the reason it runs; it waits at most a session timeout
+// and, if the ensemble can not be reached, goes on in the background until
+// the delete succeeds or the session ends. Unlock during a partition does
+// the same, so the node is never forgotten while the session lives
+// (CURATOR-678, TestUnlockWhileCutOff).
+//
+// # Other clients on the same path
+//
+// The sequence number is read from the end of every child's name, so
+// Curator (_c_<uuid>-lock-N), kazoo (<uuid>__lock__N) and go-zookeeper
+// (_c_<guid>-lock-N) contenders on the same path are queued with ours
+// (TestForeignChildren). After 2^31-1 creates under one lock path the
+// counter wraps to negative numbers. Sorting uses serial-number
+// arithmetic, which stays right across the wrap as long as the oldest
+// and the newest live contender are fewer than 2^31 creates apart
+// (kazoo #606; TestSortQueue). Curator and kazoo compare the numbers as
+// text and go-zookeeper as signed integers, so once the counter has
+// wrapped they no longer agree with us, or with each other, on the order:
+// mix clients on one path only while its counter is below 2^31.
+//
+// # Done, and why a holder still needs fencing
+//
+// Done closes when the hold ends: released, node deleted, session expired,
+// or the client cut off from the ensemble for longer than the session
+// timeout (it can not know whether the servers have expired its session,
+// so it must assume they have). Done is a late hint. A process that is
+// paused (a GC pause, a stopped VM, a slow disk) can not watch anything:
+// the servers expire its session, another contender gets the lock, and
+// the paused process wakes up still inside its critical section (notes
+// §8.1, §8.3). No lock can prevent this. The resource itself must reject
+// the late writer: pass Token (the czxid of the node, which grows with
+// every hold on the path) with every write and have the resource refuse
+// tokens smaller than the largest it has seen.
+//
+// # What the notes' demo gets wrong (notes §5.2)
+//
+// The demo sorts the full names (mixing name forms breaks the order),
+// deletes with version -1 without knowing whose node it is, creates with
+// no protection against a lost answer, leaves its node behind when
+// interrupted, and gives no sign when its node or session is lost. Each of
+// these has a test here. The re-entrancy of notes §4.2 is in package
+// reentrant; the timeouts and the lease of §4.3 and §6.2 in package
+// timeout.
+package sequential
