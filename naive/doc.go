@@ -8,9 +8,9 @@
 //
 // Lock, for the path /locks/orders:
 //
-//  1. Create /locks/orders as an EPHEMERAL node. If that succeeds, we hold
-//     the lock. (If a parent is missing, create the parents as persistent
-//     nodes and try again.)
+//  1. Create /locks/orders as an EPHEMERAL node whose data is a random id
+//     for this attempt. If that succeeds, we hold the lock. (If a parent is
+//     missing, create the parents as persistent nodes and try again.)
 //  2. If the create fails with NodeExists, someone else holds the lock:
 //     call exists on the path with a watch. If the node is already gone,
 //     go to 1 at once.
@@ -99,10 +99,12 @@
 //
 // The create that would take the lock can be answered by a broken
 // connection (zk.ErrConnectionClosed) after the servers applied it. The
-// node's path can not tell us whether it is ours, but its ephemeralOwner
-// can: Lock returns the error, and a background clean-up deletes the node
-// if it belongs to our session. The same clean-up removes the node of a
-// create whose answer arrived after ctx ended.
+// lock path can not tell us whether the node there is ours, but the random
+// id in its data can: Lock returns the error, and a background clean-up
+// deletes the node if it carries our id. (This is the naive recipe's
+// version of the GUID that the sequential recipe puts in its node names.)
+// The same clean-up removes the node of a create whose answer arrived after
+// ctx ended.
 //
 // ZooKeeper can not make a delete conditional on the node's owner. Unlock
 // checks owner and czxid with a read, then deletes at the version read; if,

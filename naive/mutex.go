@@ -1,7 +1,10 @@
 package naive
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -83,8 +86,9 @@ const (
 // watches it.
 type holding struct {
 	mon     *hold.Monitor
-	session int64 // the session that created the node
-	czxid   int64 // the node's creation zxid: the fencing token
+	stamp   []byte // the node's data: the random id of the create that made it
+	session int64  // the session that created the node
+	czxid   int64  // the node's creation zxid: the fencing token
 }
 
 var _ zklocks.Locker = (*Mutex)(nil)
@@ -114,10 +118,12 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 // again; every waiter does the same on every release. Any error other than
 // "node exists" ends the attempt and is returned.
 //
-// When ctx ends first Lock returns ctx.Err() and leaves nothing behind: a
-// create whose answer arrives later is undone in the background, deleting
-// the node only if this session owns it. Once the create has succeeded,
-// Lock finishes the acquisition even if ctx ends meanwhile.
+// The node's data is a random id, new for every create: the path can not
+// tell our node from another client's, the id can. When ctx ends first,
+// Lock returns ctx.Err() and leaves nothing behind: a create whose answer
+// arrives later is undone in the background, and only a node that carries
+// our id is deleted. Once the create has succeeded, Lock finishes the
+// acquisition even if ctx ends meanwhile.
 func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
 
 // TryLock is Lock without the wait: when another session holds the lock it
@@ -152,11 +158,11 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sid := m.client.Conn.SessionID()
-		err := m.create(ctx, sid)
+		stamp := newStamp()
+		sid, err := m.create(ctx, stamp)
 		switch {
 		case err == nil:
-			return m.claim(ctx, sid)
+			return m.claim(ctx, stamp, sid)
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			return nil, err
 		case errors.Is(err, zk.ErrNoNode) && !madeParents:
@@ -176,37 +182,41 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 	}
 }
 
-// create sends the create of the lock node and waits for its answer or for
-// ctx. Two outcomes leave a node behind that nobody will use: an answer
-// that arrives after ctx ended, and a connection that broke after the
-// request was sent (it may have been applied). In both cases the node, if
-// it exists and belongs to sid, is deleted in the background.
-func (m *Mutex) create(ctx context.Context, sid int64) error {
+// create sends the create of the lock node, stamped with a random id,
+// and waits for its answer or for ctx. On success it returns the session
+// that answered, which is the session that owns the node.
+//
+// Two outcomes leave a node behind that nobody will use: an answer that
+// arrives after ctx ended, and a connection that broke after the request
+// was sent (the servers may have applied it). The lock path can not tell
+// whose node it is, the stamp can: in both cases the node is deleted in
+// the background if it carries our stamp.
+func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 	answer := make(chan error, 1)
 	go func() {
 		// Not ctx: this request must report its real outcome.
-		_, err := m.client.Create(context.WithoutCancel(ctx), m.path, nil, zk.FlagEphemeral, m.acl)
+		_, err := m.client.Create(context.WithoutCancel(ctx), m.path, stamp, zk.FlagEphemeral, m.acl)
 		answer <- err
 	}()
 	select {
 	case err := <-answer:
 		if errors.Is(err, zk.ErrConnectionClosed) {
-			go m.drop(sid, 0)
+			go m.drop(stamp, 0)
 		}
-		return err
+		return m.client.Conn.SessionID(), err
 	case <-ctx.Done():
 		go func() {
 			if err := <-answer; err == nil || errors.Is(err, zk.ErrConnectionClosed) {
-				m.drop(sid, 0)
+				m.drop(stamp, 0)
 			}
 		}()
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 }
 
 // claim starts watching the node just created and reads its stat: the
 // czxid is the fencing token, the ephemeralOwner proves the node is ours.
-func (m *Mutex) claim(ctx context.Context, sid int64) (*holding, error) {
+func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, error) {
 	// The node exists; finish even if the caller's ctx ends now, rather
 	// than leave a node that must then be cleaned up.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.client.SessionTimeout)
@@ -214,7 +224,7 @@ func (m *Mutex) claim(ctx context.Context, sid int64) (*holding, error) {
 	mon, stat, err := hold.Watch(cctx, m.client, m.path)
 	switch {
 	case err == nil && stat.EphemeralOwner == sid:
-		return &holding{mon: mon, session: sid, czxid: stat.Czxid}, nil
+		return &holding{mon: mon, stamp: stamp, session: sid, czxid: stat.Czxid}, nil
 	case err == nil:
 		// The connection moved to a new session after our create, so our
 		// node died with the old one; this node is another Mutex's on the
@@ -224,7 +234,7 @@ func (m *Mutex) claim(ctx context.Context, sid int64) (*holding, error) {
 	case errors.Is(err, hold.ErrNodeDeleted), errors.Is(err, hold.ErrSessionExpired):
 		return nil, fmt.Errorf("%w: %s: right after the create: %w", ErrLockLost, m.path, err)
 	default:
-		go m.drop(sid, 0)
+		go m.drop(stamp, 0)
 		return nil, m.wrap("read back", ctx, err)
 	}
 }
@@ -303,7 +313,7 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 		}
 		_, stat, err := m.client.Get(ctx, m.path)
 		if err == nil {
-			if !owned(stat, h.session, h.czxid) {
+			if stat.EphemeralOwner != h.session || stat.Czxid != h.czxid {
 				return fmt.Errorf("%w: %s now belongs to session %#x", ErrLockLost, m.path, stat.EphemeralOwner)
 			}
 			err = m.client.Delete(ctx, m.path, stat.Version)
@@ -316,7 +326,7 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 		case errors.Is(err, zk.ErrNoNode):
 			return fmt.Errorf("%w: %s was deleted: %w", ErrLockLost, m.path, err)
 		case retryLater(err):
-			go m.drop(h.session, h.czxid)
+			go m.drop(h.stamp, h.czxid)
 			return nil
 		default:
 			return m.wrap("delete", ctx, err)
@@ -325,25 +335,22 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 	return fmt.Errorf("naive: delete %s: its version keeps changing", m.path)
 }
 
-// drop deletes the lock node in the background if it belongs to session
-// sid (and, when czxid is not 0, is that very node). It retries while the
-// ensemble can not be reached, and stops when the node is gone or not
-// ours, when the connection has a new session (the old one took its
-// ephemeral node along), when the connection was closed (closing ends the
-// session), or after the session timeout plus a second (the servers have
-// expired a session they have not heard from for that long).
-func (m *Mutex) drop(sid, czxid int64) {
+// drop deletes the lock node in the background if it carries stamp (and,
+// when czxid is not 0, is that very node) and belongs to the connection's
+// current session. It retries while the ensemble can not be reached, and
+// stops when the node is gone or not ours (a node of an ended session is
+// gone with it), when the connection was closed (closing ends the session),
+// or after the session timeout plus a second (the servers have expired a
+// session they have not heard from for that long).
+func (m *Mutex) drop(stamp []byte, czxid int64) {
 	conn := m.client.Conn
 	give := time.Now().Add(m.client.SessionTimeout + time.Second)
 	pause := 20 * time.Millisecond
 	for {
-		if conn.SessionID() != sid {
-			return
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), m.client.SessionTimeout)
-		_, stat, err := m.client.Get(ctx, m.path)
+		data, stat, err := m.client.Get(ctx, m.path)
 		if err == nil {
-			if !owned(stat, sid, czxid) {
+			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != conn.SessionID() {
 				cancel()
 				return
 			}
@@ -364,9 +371,11 @@ func (m *Mutex) drop(sid, czxid int64) {
 	}
 }
 
-// owned reports whether stat is the node of session sid (and czxid, if set).
-func owned(stat *zk.Stat, sid, czxid int64) bool {
-	return stat.EphemeralOwner == sid && (czxid == 0 || stat.Czxid == czxid)
+// newStamp returns a random id for one create.
+func newStamp() []byte {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // never fails (crypto/rand since Go 1.24)
+	return []byte(hex.EncodeToString(b))
 }
 
 // retryLater reports whether err means "not now" rather than "no".

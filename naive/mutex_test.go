@@ -100,6 +100,33 @@ func TestNodeIsThePath(t *testing.T) {
 	}
 }
 
+// Lock right after zk.Connect, before the client has a session: the
+// create waits in go-zookeeper's queue and goes out on the first session.
+// The lock must recognise that node as its own.
+func TestLockBeforeSession(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	for i := range 3 {
+		conn, _, err := zk.Connect(zktest.Servers(t), zktest.DefaultSessionTimeout, zk.WithLogInfo(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(conn.Close)
+		m := newMutex(t, conn, path, zktest.DefaultSessionTimeout)
+		if err := m.Lock(ctx); err != nil {
+			t.Fatalf("attempt %d: Lock before the session was up: %v", i, err)
+		}
+		if err := m.Unlock(ctx); err != nil {
+			t.Fatalf("attempt %d: Unlock: %v", i, err)
+		}
+		if ok, _, _ := admin.Exists(path); ok {
+			t.Fatalf("attempt %d: lock node left after Unlock", i)
+		}
+		conn.Close()
+	}
+}
+
 // The holder's session dies without Unlock (its process is partitioned
 // away until the servers expire the session): the ephemeral node goes
 // with it and the waiter gets the lock.
