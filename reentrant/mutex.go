@@ -44,10 +44,16 @@ type options struct {
 func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
 
 // WithSessionTimeout tells the Mutex the session timeout conn was created
-// with (default 10s; go-zookeeper does not expose it). It bounds clean-up
-// retries and how long a cut-off client keeps believing it holds the lock.
+// with (default sequential.DefaultSessionTimeout, 10s; go-zookeeper does
+// not expose it). It bounds clean-up retries, InNode's count writes, and
+// how long a cut-off client keeps believing it holds the lock. A d <= 0 is
+// ignored.
 func WithSessionTimeout(d time.Duration) Option {
-	return func(o *options) { o.sessionTimeout = d }
+	return func(o *options) {
+		if d > 0 {
+			o.sessionTimeout = d
+		}
+	}
 }
 
 // WithCountMode chooses where the re-entry count is kept (default InMemory).
@@ -85,7 +91,9 @@ type holding struct {
 
 	// step serialises the owner's own count changes and the release, so
 	// that two goroutines using one owner at once cannot interleave a
-	// count write with the release of the node.
+	// count write with the release of the node. Unlike Mutex.mu it is held
+	// across the InNode write and the release; only calls by the owner of
+	// this hold ever wait for it.
 	step sync.Mutex
 
 	// Guarded by Mutex.mu.
@@ -111,7 +119,7 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if err := zkpath.Validate(path); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
 	}
-	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: 10 * time.Second, mode: InMemory}
+	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: sequential.DefaultSessionTimeout, mode: InMemory}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -128,9 +136,10 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 var _ zklocks.Locker = (*Mutex)(nil)
 
 // Lock acquires the lock for the owner in ctx (see WithOwner), waiting as
-// long as it takes or until ctx is done (a done ctx fails even a re-entry). If that owner already holds it,
-// Lock only counts one more level and returns at once (InMemory: no
-// request; InNode: one versioned write). Another owner of this Mutex waits
+// long as it takes or until ctx is done (a done ctx fails even a
+// re-entry). If that owner already holds it, Lock only counts one more
+// level and returns at once (InMemory: no request; InNode: one versioned
+// write). Another owner of this Mutex waits
 // until the holder has fully released it. Lock without an owner fails with
 // ErrNoOwner; Lock while the same owner's first Lock is still waiting fails
 // with ErrAlreadyLocked.
