@@ -1,0 +1,150 @@
+// Package timeout is the sequential lock (package sequential) with two time
+// limits that are easy to confuse, because they protect different parties
+// (notes 001_61bda1179c40060d.txt §4.3, §6.2, §8.3, §8.4):
+//
+//   - An acquire timeout bounds how long a contender waits. It protects the
+//     waiter. Lock gives up when ctx is done; LockTimeout(ctx, d) gives up
+//     after d and says so with ErrWaitTimeout. Either way the waiter's node
+//     is deleted before the call returns, or, if the ensemble cannot be
+//     reached at that moment, in the background until it is gone or the
+//     session has ended.
+//   - A hold lease bounds how long a holder keeps the lock without showing
+//     it is alive. It protects everyone else. With WithLease(d) the holder
+//     renews its lease every d/3; a holder that goes d without a renewal is
+//     evicted by the waiters, even though its session is alive.
+//
+// LockTimeout is a method rather than an option because the bound belongs
+// to the call, not to the lock (one process may wait 200ms for a lock in a
+// request handler and indefinitely in a batch job), and because an error of
+// its own tells the caller which limit was hit: the bound, or ctx's own
+// deadline.
+//
+// # Session expiry and lease expiry
+//
+// Every lock of this module ends with its holder's session: ZooKeeper
+// deletes the holder's ephemeral node once it has not heard from the
+// client for the session timeout. Heartbeats keep the session, and the
+// client library sends them, not the code that holds the lock; how long the
+// work under the lock takes does not matter to the session (the notes
+// §6.2 suggest otherwise). The session timeout has to be long enough to
+// ride out a leader election or a network blip, so a dead or partitioned
+// holder blocks the lock for that long.
+//
+// A lease is a second, independent clock. The holder keeps it by writing
+// to its own node, and the waiters, not the servers, end it. It can be
+// shorter than the session timeout: with a 30s session and a 3s lease a
+// holder that stops renewing loses the lock after about 3s. The holder
+// keeps its session; only its hold ends.
+//
+// In Go the renewal is a goroutine of the holder's process, like the
+// heartbeats. A process that freezes as a whole (SIGSTOP, a VM paused,
+// swapping) stops both, so there the lease buys a shorter takeover than
+// session expiry. A lease renewed in the background proves that the
+// process and its connection are alive, not that the work under the lock
+// makes progress.
+//
+// # The lease record
+//
+// A contender's node holds its lease as ASCII text: "lease=<ms>ms" while it
+// waits, "lease=<ms>ms held" once it holds the lock. When Lock acquires the
+// lock it writes the "held" form (the stamp), and Lock returns only after
+// that write. Every renewal writes it again with a versioned setData on
+// the holder's own node. ZooKeeper stamps each write with the node's mtime,
+// so the mtime of a node that says "held" is the ZooKeeper time of its last
+// renewal made while holding the lock. The stamp matters because a
+// waiter's node may have been written long ago, while it waited; a
+// "held" mtime cannot be that old. Nodes with any other data (a sequential
+// lock's, Curator's, kazoo's) declare no lease and are never evicted.
+//
+// # Judging expiry with ZooKeeper's clock
+//
+// The notes' recipe (§4.3) records the acquire time in the node and lets
+// other clients compare it with their own clock, with NTP to keep clocks
+// close (§8.4). That decision trusts two clocks: the holder's, which wrote
+// the time, and the waiter's, which reads it. Any skew between them moves
+// the expiry by exactly the skew. A waiter five minutes fast evicts every
+// holder at once; one five minutes slow never evicts. NTP narrows the skew
+// while it works, but it steps clocks, a resumed VM wakes with a stale
+// clock, and a process paused between reading its clock and acting acts
+// on an old reading. So no client's clock decides anything here.
+//
+// A waiter asks ZooKeeper for the present instead. In the sequential lock's
+// WaitHook it writes its own node (the probe; the ensemble stamps its
+// mtime), then reads the head's node, and finds the lease expired when
+//
+//	head.Mtime + lease <= probe.Mtime
+//
+// Both timestamps come from the ensemble. Writing before reading makes the
+// head's stat at least as new as the probe. The waiter's local clock only
+// schedules the next look: from the timestamps it has read it learns a
+// lower bound of ZooKeeper's clock relative to its own, and it looks again
+// when the head's lease should have run out. A wrong guess, from a skewed
+// or jumping clock, makes it look too early (it finds the lease alive and
+// waits again) or too late. It never makes it evict early. The tests run
+// holders and waiters with clocks minutes apart and see the same evictions.
+//
+// While the holder renews on time, waiters only read; they write (probe)
+// only when a head looks expired. A head that holds the lock but has not
+// stamped yet is judged from the first probe that follows the waiter's
+// sighting of it, so a new holder always has a full lease to stamp.
+//
+// ZooKeeper's clock is the leader's wall clock, read when it proposes the
+// write. A leader change between the holder's last renewal and the probe
+// therefore adds the skew between two servers, and a step of the leader's
+// clock moves every lease by the step. Ensemble members are few and
+// managed, so this is a smaller risk than client clocks, but not zero: an
+// early eviction is possible, and that is one more reason for fencing.
+//
+// # Eviction is a compare-and-set
+//
+// An expired holder is evicted with a delete at the version the waiter has
+// just read (the notes' "CAS", §4.3). If the holder renewed after that read,
+// the version has moved and the delete fails with BadVersion: a holder that
+// renews is never evicted, however close the race. If several waiters see
+// the expiry at once, the first delete wins and the others get NoNode or
+// BadVersion: exactly one eviction, counted by Evictions. The evicted
+// holder's Done closes (the hold monitor sees its node deleted, and the
+// next renewal finds it gone) and Err is ErrEvicted, which is also
+// ErrLockLost.
+//
+// Every waiter judges the head, not only the one second in line. That
+// waiter may itself be stalled (it is then removed only when its own
+// session expires), or it may not speak leases at all (a sequential lock,
+// Curator or kazoo in the same queue). Either way no one else would evict.
+// Judging costs each waiter one read per two-thirds of a lease while the
+// holder renews. An eviction costs one probe and one delete per waiter, and
+// evictions are rare.
+//
+// # The holder's side
+//
+// The holder renews every lease/3, so two renewals in a row can fail before
+// the lease is in danger. It also watches its own lease with its local
+// clock, which is safe in that direction: ZooKeeper stamped its last
+// renewal after the holder sent it, so the lease seen by the waiters ends
+// later than one counted from the send. If it has not renewed for 95% of
+// the lease (for example because it is cut off from the ensemble), it gives
+// the hold up before any waiter can evict it. Done closes, Err is
+// ErrLeaseExpired, and its node is deleted. A renewal that finds the node
+// gone or rewritten (NoNode, BadVersion) means the holder was evicted.
+//
+// # What a lease cannot do
+//
+// Eviction turns a paused holder into a stale holder. When the process
+// resumes, it believes it holds the lock until it notices Done, and it may
+// write to the shared resource in between. No timing rule closes that gap;
+// a pause can come between any check and the write. Only the resource can
+// refuse the write: it must remember the largest fencing token it has seen
+// and reject smaller ones. Token is the czxid of the holder's node, so the
+// evicted holder's token is smaller than its successor's. Like the
+// sequential lock, Token keeps returning it until Unlock, so the stale
+// holder presents its real, stale token and is refused.
+//
+// A lease costs writes. Each acquisition takes one stamp, and each holder
+// makes one quorum write per lease/3 while it holds the lock. Measured
+// against the leader's proposal counter (TestLeaseWriteCost) with a 3s
+// lease, an uncontended acquire/release takes 4.0 writes instead of 2.0.
+// Of the two extra writes, one is the stamp. The other is the sequential
+// lock's Unlock, which deletes at the version it saw at create and has to
+// retry once the stamp has moved it on; a failed write is still a logged
+// transaction.
+package timeout

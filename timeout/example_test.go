@@ -1,0 +1,82 @@
+package timeout_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/zklocks/zklocks/timeout"
+)
+
+// A waiter that may wait at most 200ms gives up with ErrWaitTimeout, and
+// its node is gone when LockTimeout returns.
+func ExampleMutex_LockTimeout() {
+	connA, closeA := exampleConn()
+	defer closeA()
+	connB, closeB := exampleConn()
+	defer closeB()
+	ctx := context.Background()
+	path := examplePath("LockTimeout")
+
+	a, _ := timeout.New(connA, path, timeout.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	b, _ := timeout.New(connB, path, timeout.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	if err := a.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	err := b.LockTimeout(ctx, 200*time.Millisecond)
+	fmt.Println("b gave up:", errors.Is(err, timeout.ErrWaitTimeout))
+	kids, _, _ := connA.Children(path)
+	fmt.Println("nodes left:", len(kids), "(a's)")
+	_ = a.Unlock(ctx)
+	// Output:
+	// b gave up: true
+	// nodes left: 1 (a's)
+}
+
+// A holder that stops renewing its lease is evicted by the next contender
+// when the lease has run out by ZooKeeper's clock, although its session is
+// alive. Here the stalled holder is a node made by hand, the way a holder
+// of this package leaves its node: "lease=<ms>ms held".
+func ExampleWithLease() {
+	connA, closeA := exampleConn()
+	defer closeA()
+	connB, closeB := exampleConn()
+	defer closeB()
+	ctx := context.Background()
+	path := examplePath("WithLease")
+	acl := zk.WorldACL(zk.PermAll)
+
+	// The stalled holder: first in the queue, lease 500ms, never renewed.
+	for _, p := range []string{zktest.Root, path} {
+		_, _ = connA.Create(p, nil, 0, acl)
+	}
+	stalled, err := connA.Create(path+"/_c_0123456789abcdef0123456789abcdef-lock-", []byte("lease=500ms held"),
+		zk.FlagEphemeral|zk.FlagSequence, acl)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, st, _ := connA.Get(stalled)
+	staleToken := st.Czxid
+
+	b, _ := timeout.New(connB, path, timeout.WithLease(time.Second),
+		timeout.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	if err := b.Lock(ctx); err != nil { // waits about 500ms, then evicts
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("b evicted the stalled holder:", b.Evictions())
+	fmt.Println("b's token is larger:", b.Token() > staleToken)
+	fmt.Println("the stalled holder's session is alive:", connA.State() == zk.StateHasSession)
+	_ = b.Unlock(ctx)
+	_ = connA.Delete(path, -1)
+	// Output:
+	// b evicted the stalled holder: 1
+	// b's token is larger: true
+	// the stalled holder's session is alive: true
+}
