@@ -344,7 +344,9 @@ func (m *Mutex) create(ctx context.Context, a *attempt) error {
 			}
 		}
 		// None of them is ours (none was made, or they are a dead
-		// session's): create again, with the same GUID.
+		// session's): create again, with the same GUID. Any node with it
+		// that is not the one we adopt is a twin to sweep.
+		a.unsure = a.unsure || len(names) > 0
 	}
 }
 
