@@ -105,7 +105,7 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 			return ctx, cancel, true
 		}, context.Canceled},
 		{"Deadline", func(p context.Context) (context.Context, context.CancelFunc, bool) {
-			ctx, cancel := context.WithTimeout(p, 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(p, 500*time.Millisecond)
 			return ctx, cancel, false
 		}, context.DeadlineExceeded},
 	} {
@@ -118,13 +118,18 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 
 			bctx, cancel, cancelByHand := tc.start(ctx)
 			defer cancel()
-			res := lockAsync(bctx, b.l)
-			queued := s.waitQueued(t, ctx, a.conn, path, b)
+			var res <-chan lockResult
 			if cancelByHand {
+				var queued bool
+				res, queued = s.lockQueued(t, ctx, bctx, a.conn, path, b)
 				if !queued {
 					t.Log("queueing not observable; cancelling without knowing b waits")
 				}
 				cancel()
+			} else {
+				// The deadline ends the wait on its own; waiting here to see b
+				// queued could outlast it on a slow machine.
+				res = lockAsync(bctx, b.l)
 			}
 			r := awaitLock(t, res, 5*time.Second, "b")
 			if !errors.Is(r.err, tc.want) {
@@ -164,8 +169,7 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 		}
 		bctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		res := lockAsync(bctx, b.l)
-		s.waitQueued(t, ctx, a.conn, path, b)
+		res, _ := s.lockQueued(t, ctx, bctx, a.conn, path, b)
 		if cancelAfter >= 0 {
 			timer := time.AfterFunc(cancelAfter, cancel)
 			defer timer.Stop()

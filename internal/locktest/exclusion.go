@@ -46,7 +46,7 @@ func contend(ctx context.Context, lockers []zklocks.Locker, rounds int, rec *Rec
 // testMutualExclusion: N contenders on separate sessions take the lock in
 // turns; the recorded history must have no overlap and growing tokens.
 func (s *suite) testMutualExclusion(t *testing.T) {
-	for _, tc := range []struct{ contenders, rounds int }{{2, 10}, {8, 3}, {32, 1}} {
+	for _, tc := range []struct{ contenders, rounds int }{{2, 10}, {8, 4}, {32, 2}} {
 		t.Run(fmt.Sprintf("N=%d", tc.contenders), func(t *testing.T) {
 			ctx := testContext(t, 60*time.Second)
 			path := zktest.LockPath(t)
@@ -117,7 +117,7 @@ func (s *suite) testFIFO(t *testing.T) {
 			mu.Unlock()
 			return c.l.Unlock(gctx)
 		})
-		if !s.waitQueued(t, ctx, holder.conn, path, c) {
+		if !s.waitQueued(t, ctx, holder.conn, path, c, 0, nil) {
 			t.Skip("queueing can not be observed for this variant")
 		}
 	}

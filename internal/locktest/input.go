@@ -157,8 +157,8 @@ func (s *suite) testAlreadyLocked(t *testing.T) {
 	}
 
 	// While acquiring: b's first Lock waits behind a's hold.
-	res := lockAsync(ctx, b.l)
-	if s.waitQueued(t, ctx, a.conn, path, b) {
+	res, queued := s.lockQueued(t, ctx, ctx, a.conn, path, b)
+	if queued {
 		if err := b.l.Lock(ctx); !errors.Is(err, want) {
 			t.Errorf("second Lock while the first is waiting: %v, want %v", err, want)
 		}

@@ -23,8 +23,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			a := s.newClient(t, path, 0)
 			b := s.newClient(t, path, 0)
 			mustLock(t, ctx, "a", a.l)
-			res := lockAsync(ctx, b.l)
-			s.waitQueued(t, ctx, a.conn, path, b)
+			res, _ := s.lockQueued(t, ctx, ctx, a.conn, path, b)
 			mustUnlock(t, ctx, "a", a.l)
 			if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
 				t.Fatalf("b: Lock: %v", r.err)
@@ -40,8 +39,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			b := s.newClient(t, path, 0)
 			mustLock(t, ctx, "a", a.l)
 			bctx, cancel := context.WithCancel(ctx)
-			res := lockAsync(bctx, b.l)
-			s.waitQueued(t, ctx, a.conn, path, b)
+			res, _ := s.lockQueued(t, ctx, bctx, a.conn, path, b)
 			cancel()
 			if r := awaitLock(t, res, 5*time.Second, "b"); !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("b: Lock: %v, want %v", r.err, context.Canceled)
@@ -106,8 +104,7 @@ func (s *suite) testStats(t *testing.T) {
 	if st := sa.Stats(); st.Requests <= 0 {
 		t.Errorf("a: Stats() = %+v after Lock, want Requests > 0", st)
 	}
-	res := lockAsync(ctx, b.l)
-	s.waitQueued(t, ctx, a.conn, path, b)
+	res, _ := s.lockQueued(t, ctx, ctx, a.conn, path, b)
 	mustUnlock(t, ctx, "a", a.l)
 	if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
 		t.Fatalf("b: Lock: %v", r.err)

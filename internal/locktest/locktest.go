@@ -298,11 +298,26 @@ func (s *suite) requireNodes(t *testing.T, admin *zk.Conn, path string, sid int6
 	return nodes
 }
 
+// lockQueued starts c's Lock(lctx) in its own goroutine and waits (bounded
+// by ctx) until the Lock is observably queued behind the current holder;
+// see waitQueued. The bool is false when queueing can not be observed.
+func (s *suite) lockQueued(t *testing.T, ctx, lctx context.Context, admin *zk.Conn, path string, c client) (<-chan lockResult, bool) {
+	t.Helper()
+	var base int64
+	if st, ok := c.l.(Stater); ok {
+		base = st.Stats().Requests
+	}
+	res := lockAsync(lctx, c.l)
+	return res, s.waitQueued(t, ctx, admin, path, c, base, res)
+}
+
 // waitQueued waits until c's Lock is observably under way: its node is
 // among the children (ChildrenOfPath), or, for NodeAtPath, the lock has
-// sent its create and its watch (Stats().Requests >= 2). It reports false
-// at once when progress can not be observed (NodeAtPath without Stats).
-func (s *suite) waitQueued(t *testing.T, ctx context.Context, admin *zk.Conn, path string, c client) bool {
+// sent its create and its watch (Stats().Requests >= base+2). It reports
+// false at once when progress can not be observed (NodeAtPath without
+// Stats), and fails the test if the Lock returns (on res) before it queued.
+func (s *suite) waitQueued(t *testing.T, ctx context.Context, admin *zk.Conn, path string, c client,
+	base int64, res <-chan lockResult) bool {
 	t.Helper()
 	var cond func() (bool, error)
 	switch st, ok := c.l.(Stater); {
@@ -312,11 +327,18 @@ func (s *suite) waitQueued(t *testing.T, ctx context.Context, admin *zk.Conn, pa
 			return len(nodes) > 0, err
 		}
 	case ok:
-		cond = func() (bool, error) { return st.Stats().Requests >= 2, nil }
+		cond = func() (bool, error) { return st.Stats().Requests >= base+2, nil }
 	default:
 		return false
 	}
-	if err := poll(ctx, cond); err != nil {
+	err := poll(ctx, func() (bool, error) {
+		if len(res) > 0 {
+			r := <-res
+			return false, fmt.Errorf("Lock returned (%v) while another client held the lock", r.err)
+		}
+		return cond()
+	})
+	if err != nil {
 		t.Fatalf("waiting for the contender to queue: %v", err)
 	}
 	return true

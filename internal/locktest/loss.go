@@ -24,8 +24,7 @@ func (s *suite) testCrashRelease(t *testing.T) {
 		w := s.newClient(t, path, 0)
 		mustLock(t, ctx, "holder", h.l)
 		tokenH := h.l.Token()
-		res := lockAsync(ctx, w.l)
-		s.waitQueued(t, ctx, w.conn, path, w)
+		res, _ := s.lockQueued(t, ctx, ctx, w.conn, path, w)
 
 		cutAt := time.Now()
 		cutter.Cut() // the holder's process is partitioned away: no Unlock, no heartbeats
@@ -59,8 +58,7 @@ func (s *suite) testCrashRelease(t *testing.T) {
 		h := s.newClient(t, path, 0)
 		w := s.newClient(t, path, 0)
 		mustLock(t, ctx, "holder", h.l)
-		res := lockAsync(ctx, w.l)
-		s.waitQueued(t, ctx, w.conn, path, w)
+		res, _ := s.lockQueued(t, ctx, ctx, w.conn, path, w)
 
 		closedAt := time.Now()
 		h.conn.Close() // the process exits without Unlock; closing ends its session at once
