@@ -8,6 +8,15 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
+// WaitGap is how long the watching session of the notification floor
+// waits, its watch set, before the other session deletes the node. A
+// contender that is handed the lock has always been waiting for at least
+// the holder's critical section; on this kind of machine a session (and
+// the server threads that serve it) woken after a pause answers markedly
+// slower than one that has just been busy, so a floor measured back to
+// back (NotifyHot) is a floor no handoff can reach.
+var WaitGap = 20 * time.Millisecond
+
 // Floors are the costs no lock can beat on this ensemble, measured in the
 // same run as the locks so that ratios cancel the machine's speed.
 type Floors struct {
@@ -16,15 +25,18 @@ type Floors struct {
 	// a node-based lock costs.
 	CreateDelete Latency
 	// Notify is the time from just before one session deletes a node to
-	// the moment another session, holding a data watch on it, receives
-	// the NodeDeleted event: the least a handoff between two sessions
-	// costs.
+	// the moment another session, which set a data watch on it WaitGap
+	// earlier, receives the NodeDeleted event: the least a handoff between
+	// two sessions costs. Handoff ratios use it.
 	Notify Latency
+	// NotifyHot is the same with the delete sent right after the watch was
+	// set, for reference.
+	NotifyHot Latency
 	// Samples is the number of samples behind each.
 	Samples int
 }
 
-// MeasureFloors measures both floors with samples samples each. Sessions
+// MeasureFloors measures the floors with samples samples each. Sessions
 // are spread over the servers, and the notification pairs rotate over
 // every (deleter's member, watcher's member) combination, the same mix a
 // round-robin set of contenders sees.
@@ -46,6 +58,7 @@ func MeasureFloors(ctx context.Context, servers []string, samples int) (Floors, 
 	}
 	defer deleteTree(ss[0].conn, root)
 	node := root + "/n"
+	acl := zk.WorldACL(zk.PermAll)
 
 	cd := newHistogram()
 	for i := range samples {
@@ -54,7 +67,7 @@ func MeasureFloors(ctx context.Context, servers []string, samples int) (Floors, 
 		}
 		c := deleters[i%len(deleters)].conn
 		t0 := time.Now()
-		if _, err := c.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := c.Create(node, nil, zk.FlagEphemeral, acl); err != nil {
 			return f, fmt.Errorf("bench: floor create: %w", err)
 		}
 		if err := c.Delete(node, -1); err != nil {
@@ -64,41 +77,57 @@ func MeasureFloors(ctx context.Context, servers []string, samples int) (Floors, 
 	}
 	f.CreateDelete = cd.summary()
 
-	nt := newHistogram()
-	pairs := len(deleters) * len(watchers)
-	for i := range samples {
-		if err := ctx.Err(); err != nil {
-			return f, err
-		}
-		p := i % pairs
-		d, w := deleters[p/len(watchers)].conn, watchers[p%len(watchers)].conn
-		if _, err := d.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-			return f, fmt.Errorf("bench: floor create: %w", err)
-		}
-		_, _, ch, err := w.GetW(node)
-		if err != nil {
-			return f, fmt.Errorf("bench: floor watch: %w", err)
-		}
-		type got struct {
-			at time.Time
-			ev zk.Event
-		}
-		gotc := make(chan got, 1)
-		go func() { ev := <-ch; gotc <- got{time.Now(), ev} }()
-		t0 := time.Now()
-		if err := d.Delete(node, -1); err != nil {
-			return f, fmt.Errorf("bench: floor delete: %w", err)
-		}
-		select {
-		case g := <-gotc:
-			if g.ev.Type != zk.EventNodeDeleted {
-				return f, fmt.Errorf("bench: floor watch fired with %v", g.ev.Type)
+	notify := func(gap time.Duration) (Latency, error) {
+		h := newHistogram()
+		pairs := len(deleters) * len(watchers)
+		for i := range samples {
+			if err := ctx.Err(); err != nil {
+				return Latency{}, err
 			}
-			nt.record(g.at.Sub(t0))
-		case <-time.After(SessionTimeout):
-			return f, fmt.Errorf("bench: floor watch never fired")
+			p := i % pairs
+			d, w := deleters[p/len(watchers)].conn, watchers[p%len(watchers)].conn
+			if _, err := d.Create(node, nil, zk.FlagEphemeral, acl); err != nil {
+				return Latency{}, fmt.Errorf("bench: floor create: %w", err)
+			}
+			// The watcher may be on a member that has not applied the
+			// create yet: sync first (outside the timed part).
+			if _, err := w.Sync(node); err != nil {
+				return Latency{}, fmt.Errorf("bench: floor sync: %w", err)
+			}
+			_, _, ch, err := w.GetW(node)
+			if err != nil {
+				return Latency{}, fmt.Errorf("bench: floor watch: %w", err)
+			}
+			type got struct {
+				at time.Time
+				ev zk.Event
+			}
+			gotc := make(chan got, 1)
+			go func() { ev := <-ch; gotc <- got{time.Now(), ev} }()
+			if gap > 0 {
+				time.Sleep(gap)
+			}
+			t0 := time.Now()
+			if err := d.Delete(node, -1); err != nil {
+				return Latency{}, fmt.Errorf("bench: floor delete: %w", err)
+			}
+			select {
+			case g := <-gotc:
+				if g.ev.Type != zk.EventNodeDeleted {
+					return Latency{}, fmt.Errorf("bench: floor watch fired with %v", g.ev.Type)
+				}
+				h.record(g.at.Sub(t0))
+			case <-time.After(SessionTimeout):
+				return Latency{}, fmt.Errorf("bench: floor watch never fired")
+			}
 		}
+		return h.summary(), nil
 	}
-	f.Notify = nt.summary()
+	if f.NotifyHot, err = notify(0); err != nil {
+		return f, err
+	}
+	if f.Notify, err = notify(WaitGap); err != nil {
+		return f, err
+	}
 	return f, nil
 }

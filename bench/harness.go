@@ -37,6 +37,11 @@ type Config struct {
 	// Hold is the time a contender keeps the lock (the critical section);
 	// default 0.
 	Hold time.Duration
+	// Idle is the time a contender waits after a release before it asks
+	// for the lock again (work outside the critical section); default 0,
+	// which puts the releaser's re-queueing requests on the servers at the
+	// very moment of the handoff.
+	Idle time.Duration
 	// Reentries is the number of nested Lock/Unlock pairs a holder makes
 	// while it holds the lock, for variants that support re-entry.
 	Reentries int
@@ -56,6 +61,7 @@ type Result struct {
 	Variant      string
 	Contenders   int
 	Hold         time.Duration
+	Idle         time.Duration
 	Reentries    int
 	Acquisitions int64
 	Elapsed      time.Duration
@@ -66,6 +72,17 @@ type Result struct {
 	// whose Lock was already waiting when the release began (so there is
 	// no handoff at one contender).
 	Handoff Latency
+	// HandoffRelease, HandoffServer and HandoffWake split the handoffs
+	// in which the next holder was woken by a watch event, at two moments
+	// seen on the wire: the releasing holder's first packet after it
+	// called Unlock (its delete) leaving the client, and the wake-up event
+	// reaching the next holder's session. Release is the releasing lock's
+	// own work before its delete goes out; Server is the servers' part
+	// (the delete through the quorum, the watch firing, the event's way
+	// back); Wake is the next holder's work after the event (go-zookeeper,
+	// the lock's code, and any read it makes before it knows it holds the
+	// lock).
+	HandoffRelease, HandoffServer, HandoffWake Latency
 	// Notifications is the number of watch events that reached the
 	// contenders' sessions; SelfNotifications is the part of them that
 	// told a contender about a change to its own node, made by itself (its
@@ -169,6 +186,10 @@ type contender struct {
 	ctx     context.Context
 	acquire *histogram
 	handoff *histogram
+	release *histogram    // release to the releaser's delete leaving the client
+	server  *histogram    // that delete to the wake-up event reaching the next holder's session
+	wake    *histogram    // that event to the next holder's Lock returning
+	base    time.Duration // clock() at the run's start
 	holds   []Hold
 	// owned is the set of nodes this contender held, for locks that name
 	// their node (Node()).
@@ -202,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Reentries > 0 && cfg.Variant.Reenter == nil {
 		cfg.Reentries = 0
 	}
-	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Reentries: cfg.Reentries}
+	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Idle: cfg.Idle, Reentries: cfg.Reentries}
 	if cfg.Floors != nil {
 		res.Floors = *cfg.Floors
 	}
@@ -239,7 +260,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("bench: new %s: %w", cfg.Variant.Name, err)
 		}
-		c := &contender{id: i, s: ss[i], l: l, ctx: ctx, acquire: newHistogram(), handoff: newHistogram()}
+		c := &contender{id: i, s: ss[i], l: l, ctx: ctx, acquire: newHistogram(), handoff: newHistogram(),
+			release: newHistogram(), server: newHistogram(), wake: newHistogram()}
 		if cfg.Acquisitions > 0 {
 			c.holds = make([]Hold, 0, cfg.Acquisitions/cfg.Contenders+2)
 		}
@@ -264,9 +286,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	var (
-		tickets     atomic.Int64
-		stop        atomic.Bool
-		lastRelease atomic.Int64
+		tickets      atomic.Int64
+		stop         atomic.Bool
+		lastRelease  atomic.Int64
+		lastReleaser atomic.Pointer[session]
 	)
 	tickets.Store(int64(cfg.Acquisitions))
 	lastRelease.Store(-1)
@@ -278,8 +301,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.OnStart != nil {
 		cfg.OnStart()
 	}
-	start := time.Now()
-	since := func() time.Duration { return time.Since(start) }
+	base := clock()
+	since := func() time.Duration { return clock() - base }
+	for _, c := range cs {
+		c.base = base
+	}
 	var timer *time.Timer
 	if cfg.Acquisitions <= 0 {
 		timer = time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
@@ -289,7 +315,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.loop(cfg, &tickets, &stop, &lastRelease, since, nodeAtPath); err != nil {
+			if err := c.loop(cfg, &tickets, &stop, &lastRelease, &lastReleaser, since, nodeAtPath); err != nil {
 				cancel(fmt.Errorf("contender %d: %w", c.id, err))
 			}
 		}()
@@ -329,13 +355,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 
-	acq, hand := newHistogram(), newHistogram()
+	acq, hand, rel, srv, wake := newHistogram(), newHistogram(), newHistogram(), newHistogram(), newHistogram()
 	var holds []Hold
 	var st zklocks.Stats
 	hasStats := false
 	for _, c := range cs {
 		acq.merge(c.acquire)
 		hand.merge(c.handoff)
+		rel.merge(c.release)
+		srv.merge(c.server)
+		wake.merge(c.wake)
 		holds = append(holds, c.holds...)
 		res.Notifications += c.s.events.Load()
 		if len(c.owned) > 0 {
@@ -354,6 +383,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.LockStats = &st
 	}
 	res.Acquire, res.Handoff = acq.summary(), hand.summary()
+	res.HandoffRelease, res.HandoffServer, res.HandoffWake = rel.summary(), srv.summary(), wake.summary()
 	res.Acquisitions = int64(len(holds))
 	res.Holds = len(holds)
 
@@ -374,7 +404,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // loop is one contender: take a ticket (or check the clock), lock, hold,
 // release, until the run is over.
 func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, lastRelease *atomic.Int64,
-	since func() time.Duration, nodeAtPath string) error {
+	lastReleaser *atomic.Pointer[session], since func() time.Duration, nodeAtPath string) error {
 	namer, _ := c.l.(nodeNamer)
 	for {
 		if cfg.Acquisitions > 0 {
@@ -401,6 +431,20 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 		c.acquire.record(enter - called)
 		if rel := time.Duration(lastRelease.Load()); rel >= 0 && called < rel {
 			c.handoff.record(enter - rel)
+			// Split the handoff at the releaser's delete leaving its
+			// client and the wake-up event reaching ours.
+			ev := time.Duration(c.s.lastEvent.Load()) - c.base
+			sent := time.Duration(-1)
+			if r := lastReleaser.Load(); r != nil {
+				if at := r.sentAt.Load(); at >= 0 {
+					sent = time.Duration(at) - c.base
+				}
+			}
+			if sent >= rel && ev > sent && ev <= enter {
+				c.release.record(sent - rel)
+				c.server.record(ev - sent)
+				c.wake.record(enter - ev)
+			}
 		}
 		token := c.l.Token()
 		own := nodeAtPath
@@ -423,6 +467,8 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 		}
 		exit := since()
 		c.holds = append(c.holds, Hold{Contender: c.id, Enter: enter, Exit: exit, Token: token})
+		c.s.arm()
+		lastReleaser.Store(c.s)
 		lastRelease.Store(int64(exit))
 		uctx := c.ctx
 		if uctx.Err() != nil {
@@ -436,6 +482,9 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 		}
 		if err != nil {
 			return err
+		}
+		if cfg.Idle > 0 {
+			time.Sleep(cfg.Idle)
 		}
 	}
 }

@@ -91,8 +91,8 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 	if e.Acquisitions > 0 {
 		per = fmt.Sprintf("%d acquisitions per run", e.Acquisitions)
 	}
-	p("| runs | %s, critical section %v, re-entries per hold %d, session timeout %v, one session per contender, round-robin over the members |\n",
-		per, e.Hold, e.Reentries, SessionTimeout)
+	p("| runs | %s, critical section %v, idle between holds %v, re-entries per hold %d, timeout variant's lease %v, session timeout %v, one session per contender, round-robin over the members |\n",
+		per, e.Hold, e.Idle, e.Reentries, e.Lease, SessionTimeout)
 	p("\n## Headline\n\n%s.\n\n", r.Headline(headlineN))
 
 	p("## Figures\n\n")
@@ -116,9 +116,10 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 		}
 		p("| %s |\n", strings.Join(cells, " | "))
 	}
-	p("\nFloors, measured in the same run: create+delete on one session p50 %s ms (p99 %s); ", ms(r.Floors.CreateDelete.P50), ms(r.Floors.CreateDelete.P99))
-	p("delete to NodeDeleted on another session's data watch p50 %s ms (p99 %s); %d samples each, over every pair of members.\n\n",
-		ms(r.Floors.Notify.P50), ms(r.Floors.Notify.P99), r.Floors.Samples)
+	p("\n## Floors\n\nMeasured on the same ensemble right before the runs that use them, over every pair of members ")
+	p("(create+delete: one session; notification: another session's data watch, set %v before the delete, as a waiting contender's is):\n\n", WaitGap)
+	r.writeFloors(w, true)
+	p("\n")
 
 	if len(r.Reentry) > 0 {
 		p("## Re-entry\n\n")

@@ -43,10 +43,10 @@ func ReportMetrics(b MetricReporter, r Result) {
 
 // Line is a one-line summary of a run, for logs.
 func (r Result) Line() string {
-	return fmt.Sprintf("%-16s n=%-3d acq=%-5d %7.1f acq/s  acquire p50 %v  handoff p50 %v p99 %v (%.2fx floor)  "+
+	return fmt.Sprintf("%-16s n=%-3d acq=%-5d %7.1f acq/s  acquire p50 %v  handoff p50 %v p99 %v (%.2fx floor; split p50 release %v, server %v, wake %v)  "+
 		"watchers/release %.2f (+%.2f self; by type %s)  writes/acq %.2f  notifications/acq %.2f  packets/acq %.1f",
 		r.Variant, r.Contenders, r.Acquisitions, r.Throughput(), round(r.Acquire.P50),
-		round(r.Handoff.P50), round(r.Handoff.P99), r.HandoffFloorRatio(),
+		round(r.Handoff.P50), round(r.Handoff.P99), r.HandoffFloorRatio(), round(r.HandoffRelease.P50), round(r.HandoffServer.P50), round(r.HandoffWake.P50),
 		r.WatchersPerRelease(), r.SelfWatchesPerRelease(), r.watchTypes(), r.WritesPerAcquisition(),
 		r.NotificationsPerAcquisition(), r.PacketsPerAcquisition())
 }

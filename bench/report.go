@@ -34,7 +34,10 @@ type Env struct {
 	Duration     time.Duration
 	Acquisitions int
 	Hold         time.Duration
+	Idle         time.Duration
 	Reentries    int
+	// Lease is the timeout variant's hold lease.
+	Lease time.Duration
 }
 
 // LocalEnv fills the fields that describe this process and machine.
@@ -133,7 +136,14 @@ var columns = []column{
 	{"handoff p50 ms", func(r Result) string { return ms(r.Handoff.P50) }},
 	{"handoff p99 ms", func(r Result) string { return ms(r.Handoff.P99) }},
 	{"handoff max ms", func(r Result) string { return ms(r.Handoff.Max) }},
+	{"floor p50 ms", func(r Result) string { return ms(r.Floors.Notify.P50) }},
 	{"handoff/floor", func(r Result) string { return ratioStr(r.HandoffFloorRatio()) }},
+	{"release|server|wake p50 ms", func(r Result) string {
+		if r.HandoffServer.Count == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%s|%s|%s", msOrMicro(r.HandoffRelease.P50), ms(r.HandoffServer.P50), msOrMicro(r.HandoffWake.P50))
+	}},
 	{"cycle/floor", func(r Result) string { return ratioStr(r.CycleFloorRatio()) }},
 	{"watchers/release", func(r Result) string { return fmt.Sprintf("%.2f", r.WatchersPerRelease()) }},
 	{"self/release", func(r Result) string { return fmt.Sprintf("%.2f", r.SelfWatchesPerRelease()) }},
@@ -183,8 +193,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nfloors: create+delete p50 %s ms (p99 %s), delete-to-notification p50 %s ms (p99 %s), %d samples each\n",
-		ms(r.Floors.CreateDelete.P50), ms(r.Floors.CreateDelete.P99), ms(r.Floors.Notify.P50), ms(r.Floors.Notify.P99), r.Floors.Samples)
+	fmt.Fprintln(w)
+	r.writeFloors(w, false)
 	if len(r.Reentry) > 0 {
 		fmt.Fprintln(w)
 		r.writeReentryTable(w, false)
@@ -245,5 +255,49 @@ func onOff(b *bool) string {
 		return "on"
 	default:
 		return "off"
+	}
+}
+
+// floorSets returns the distinct floors the runs were compared with, with
+// the numbers of contenders of the runs that used each.
+func (r *Report) floorSets() ([]Floors, [][]int) {
+	var fs []Floors
+	var ns [][]int
+	for _, x := range r.sortedResultsByN() {
+		i := slices.IndexFunc(fs, func(f Floors) bool { return f == x.Floors })
+		if i < 0 {
+			fs = append(fs, x.Floors)
+			ns = append(ns, nil)
+			i = len(fs) - 1
+		}
+		if !slices.Contains(ns[i], x.Contenders) {
+			ns[i] = append(ns[i], x.Contenders)
+		}
+	}
+	return fs, ns
+}
+
+func (r *Report) sortedResultsByN() []Result {
+	out := slices.Clone(r.Results)
+	slices.SortStableFunc(out, func(a, b Result) int { return a.Contenders - b.Contenders })
+	return out
+}
+
+func (r *Report) writeFloors(w io.Writer, md bool) {
+	fs, ns := r.floorSets()
+	if md {
+		fmt.Fprintf(w, "| measured before the runs with N = | samples | create+delete p50 / p99 ms | delete→notification, watcher waiting %v, p50 / p99 ms | same, back to back, p50 / p99 ms |\n|---|---:|---:|---:|---:|\n", WaitGap)
+	} else {
+		fmt.Fprintf(w, "floors (create+delete; delete->notification with the watcher waiting %v; same back to back), p50/p99 ms:\n", WaitGap)
+	}
+	for i, f := range fs {
+		nsStr := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(ns[i])), ", "), "[]")
+		if md {
+			fmt.Fprintf(w, "| %s | %d | %s / %s | %s / %s | %s / %s |\n", nsStr, f.Samples,
+				ms(f.CreateDelete.P50), ms(f.CreateDelete.P99), ms(f.Notify.P50), ms(f.Notify.P99), ms(f.NotifyHot.P50), ms(f.NotifyHot.P99))
+		} else {
+			fmt.Fprintf(w, "  N=%-10s create+delete %s/%s  notify %s/%s  notify back to back %s/%s\n", nsStr,
+				ms(f.CreateDelete.P50), ms(f.CreateDelete.P99), ms(f.Notify.P50), ms(f.Notify.P99), ms(f.NotifyHot.P50), ms(f.NotifyHot.P99))
+		}
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,14 @@ type session struct {
 	conn *zk.Conn
 
 	events atomic.Int64 // watch notifications received (not session events)
+	// lastEvent is when the latest watch event reached this session (a
+	// reading of clock()).
+	lastEvent atomic.Int64
+	// armed asks the connection to note, in sentAt, when it next writes a
+	// packet: the contender arms it just before Unlock, so sentAt is when
+	// the release's request (the delete) left the client.
+	armed  atomic.Bool
+	sentAt atomic.Int64
 	// byPath counts the watch events by znode path, so that the events
 	// about a node of this session's own (its hold monitor's data watch,
 	// fired by its own setData or delete) can be told apart from the ones
@@ -37,6 +46,12 @@ type session struct {
 	unlocking  atomic.Pointer[string]
 	unlockSelf atomic.Int64
 }
+
+// epoch is the origin of clock: one monotonic clock for the whole process,
+// shared by the contenders and the sessions' event callbacks.
+var epoch = time.Now()
+
+func clock() time.Duration { return time.Since(epoch) }
 
 type nopLogger struct{}
 
@@ -58,6 +73,7 @@ func connect(ctx context.Context, server string) (*session, error) {
 		if ev.Type == zk.EventNotWatching {
 			return
 		}
+		s.lastEvent.Store(int64(clock()))
 		s.events.Add(1)
 		s.mu.Lock()
 		s.byPath[ev.Path]++
@@ -66,8 +82,15 @@ func connect(ctx context.Context, server string) (*session, error) {
 			s.unlockSelf.Add(1)
 		}
 	}
+	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return &tapConn{Conn: c, s: s}, nil
+	}
 	conn, _, err := zk.Connect([]string{server}, SessionTimeout,
-		zk.WithLogger(nopLogger{}), zk.WithEventCallback(cb))
+		zk.WithLogger(nopLogger{}), zk.WithEventCallback(cb), zk.WithDialer(dial))
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect %s: %w", server, err)
 	}
@@ -145,4 +168,23 @@ func (s *session) eventsOn(nodes map[string]bool) int64 {
 		n += s.byPath[p]
 	}
 	return n
+}
+
+// tapConn notes when an armed session writes its next packet.
+type tapConn struct {
+	net.Conn
+	s *session
+}
+
+func (c *tapConn) Write(b []byte) (int, error) {
+	if c.s.armed.CompareAndSwap(true, false) {
+		c.s.sentAt.Store(int64(clock()))
+	}
+	return c.Conn.Write(b)
+}
+
+// arm prepares sentAt for the next packet.
+func (s *session) arm() {
+	s.sentAt.Store(-1)
+	s.armed.Store(true)
 }

@@ -1,0 +1,34 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/reentrant"
+)
+
+func init() {
+	for _, mode := range []reentrant.CountMode{reentrant.InMemory, reentrant.InNode} {
+		Register(Variant{
+			Name:     "reentrant-" + mode.String(),
+			Describe: fmt.Sprintf("sequential recipe plus an owner in the context; re-entry count kept in %s", mode),
+			New: func(conn *zk.Conn, path string) (zklocks.Locker, error) {
+				return reentrant.New(conn, path, reentrant.WithCountMode(mode), reentrant.WithSessionTimeout(SessionTimeout))
+			},
+			// Each contender is its own owner: contenders queue, nested
+			// calls of one contender re-enter.
+			Context: func(ctx context.Context, contender int) context.Context {
+				return reentrant.WithOwner(ctx, fmt.Sprintf("bench-contender-%d", contender))
+			},
+			Reenter: func(ctx context.Context, l zklocks.Locker) error {
+				if err := l.Lock(ctx); err != nil {
+					return err
+				}
+				return l.Unlock(ctx)
+			},
+		})
+	}
+}

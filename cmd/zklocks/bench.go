@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/zklocks/zklocks/bench"
+	"github.com/zklocks/zklocks/internal/ensemble"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "run every lock side by side; write docs/results (table, figures, bench.txt)",
+		run:     runBench,
+	})
+}
+
+const benchUsage = `usage: zklocks bench [flags]
+
+Runs every lock (naive, sequential, reentrant in both count modes, timeout,
+and go-zookeeper's own Lock as the peer) with N contenders, one session
+each, on one ZooKeeper ensemble: a local 3-node ensemble it starts and
+stops, or ZK_SERVERS when set. Prints a side-by-side table and writes
+README.md, bench.txt (benchstat format) and SVG figures into -out.
+
+flags:`
+
+type benchFlags struct {
+	variants     string
+	ns           string
+	duration     time.Duration
+	acquisitions int
+	hold         time.Duration
+	idle         time.Duration
+	reentries    int
+	reentrySamp  int
+	fsync        bool
+	tick         time.Duration
+	floorSamples int
+	out          string
+	headlineN    int
+	progress     bool
+}
+
+func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
+	var f benchFlags
+	fs := flag.NewFlagSet("zklocks bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, benchUsage); fs.PrintDefaults() }
+	fs.StringVar(&f.variants, "variants", strings.Join(bench.Names(), ","), "comma-separated variants to run")
+	fs.StringVar(&f.ns, "n", "1,2,4,8,16,32,64", "comma-separated numbers of contenders")
+	fs.DurationVar(&f.duration, "duration", 3*time.Second, "length of each run (ignored with -acquisitions)")
+	fs.IntVar(&f.acquisitions, "acquisitions", 0, "acquisitions per run instead of a duration")
+	fs.DurationVar(&f.hold, "hold", 0, "critical section: how long each holder keeps the lock")
+	fs.IntVar(&f.reentries, "reentries", 0, "nested Lock/Unlock pairs per hold, for re-entrant variants")
+	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
+	fs.BoolVar(&f.fsync, "fsync", true, "local ensemble: fsync the transaction log before acknowledging (forceSync)")
+	fs.DurationVar(&f.tick, "tick", 200*time.Millisecond, "local ensemble: ZooKeeper tick time")
+	fs.IntVar(&f.floorSamples, "floor-samples", 40, "samples per floor measurement (floors are measured before each N)")
+	fs.DurationVar(&f.idle, "idle", 0, "time a contender waits after releasing before it asks again")
+	fs.DurationVar(&bench.TimeoutLease, "lease", bench.TimeoutLease, "hold lease of the timeout variant")
+	fs.StringVar(&f.out, "out", "docs/results", "directory for README.md, bench.txt and the figures (empty: write nothing)")
+	fs.IntVar(&f.headlineN, "headline-n", 16, "contenders of the headline comparison (sequential vs floor and peer)")
+	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return f, err
+		}
+		return f, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return f, usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
+	}
+	return f, nil
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return nil, usageError{fmt.Sprintf("-n: %q is not a positive number", p)}
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, usageError{"-n: no numbers"}
+	}
+	return out, nil
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseBenchFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ns, err := parseInts(f.ns)
+	if err != nil {
+		return err
+	}
+	var variants []bench.Variant
+	for _, name := range strings.Split(f.variants, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		v, err := bench.Lookup(name)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		variants = append(variants, v)
+	}
+	if len(variants) == 0 {
+		return usageError{"-variants: none"}
+	}
+
+	env := bench.LocalEnv()
+	env.Command = "zklocks bench " + strings.Join(args, " ")
+	env.Duration, env.Acquisitions, env.Hold, env.Idle, env.Reentries = f.duration, f.acquisitions, f.hold, f.idle, f.reentries
+	env.Lease = bench.TimeoutLease
+
+	servers, stop, err := benchServers(ctx, f, &env, stderr)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	rep := &bench.Report{Env: env}
+	var failures []string
+	prog := newProgress(stderr, f.progress, len(variants)*len(ns), f)
+	step := 0
+	// N is the outer loop: the variants compared at one N run back to back,
+	// right after the floors they are compared with, so that the machine's
+	// load (shared, on this kind of machine) drifts as little as possible
+	// between them. The peer runs right after sequential.
+	for _, n := range ns {
+		prog.println(fmt.Sprintf("N=%d: measuring the floors (%d samples each)...", n, f.floorSamples))
+		fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		floors, err := bench.MeasureFloors(fctx, servers, f.floorSamples)
+		cancel()
+		if err != nil {
+			prog.finish()
+			return err
+		}
+		if rep.Floors.Samples == 0 {
+			rep.Floors = floors
+		}
+		for _, v := range runOrder(variants) {
+			if ctx.Err() != nil {
+				prog.finish()
+				return ctx.Err()
+			}
+			step++
+			var acquired atomic.Int64
+			prog.start(step, fmt.Sprintf("%s n=%d", v.Name, n), &acquired)
+			runCtx, cancel := context.WithTimeout(ctx, 3*f.duration+2*time.Minute)
+			res, err := bench.Run(runCtx, bench.Config{
+				Servers: servers, Variant: v, Contenders: n,
+				Acquisitions: f.acquisitions, Duration: f.duration, Hold: f.hold, Idle: f.idle, Reentries: f.reentries,
+				Floors: &floors, Acquired: &acquired,
+			})
+			cancel()
+			prog.done()
+			if err != nil {
+				msg := fmt.Sprintf("%s n=%d: %v", v.Name, n, err)
+				prog.println("FAILED " + msg)
+				failures = append(failures, msg)
+				if ctx.Err() != nil {
+					prog.finish()
+					return ctx.Err()
+				}
+				continue
+			}
+			rep.Results = append(rep.Results, res)
+		}
+	}
+	prog.finish()
+
+	if f.reentrySamp > 0 {
+		for _, v := range variants {
+			if v.Reenter == nil {
+				continue
+			}
+			fmt.Fprintf(stderr, "measuring re-entry of %s (%d re-entries)...\n", v.Name, f.reentrySamp)
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			rr, err := bench.MeasureReentry(rctx, servers, v, f.reentrySamp)
+			cancel()
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("%s re-entry: %v", v.Name, err))
+				continue
+			}
+			rep.Reentry = append(rep.Reentry, rr)
+		}
+	}
+
+	fmt.Fprintln(stdout)
+	if err := rep.WriteTable(stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n%s\n", rep.Headline(f.headlineN))
+
+	if f.out != "" {
+		if err := writeResults(rep, f); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", filepath.Join(f.out, "README.md"))
+	}
+	if len(failures) > 0 {
+		return fmt.Errorf("%d run(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
+	}
+	return nil
+}
+
+// benchServers returns the ensemble to use and a function that stops it
+// (a local one), filling env's ensemble fields.
+func benchServers(ctx context.Context, f benchFlags, env *bench.Env, stderr io.Writer) ([]string, func(), error) {
+	var servers []string
+	for _, s := range strings.Split(os.Getenv("ZK_SERVERS"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			servers = append(servers, s)
+		}
+	}
+	stop := func() {}
+	if len(servers) > 0 {
+		env.External = true
+		fmt.Fprintf(stderr, "using ZK_SERVERS=%s (-fsync and -tick do not apply)\n", strings.Join(servers, ","))
+	} else {
+		cfg := ensemble.DefaultConfig()
+		cfg.ForceSync = f.fsync
+		cfg.TickTime = f.tick
+		fmt.Fprintf(stderr, "starting a local 3-node ZooKeeper ensemble (fsync %v, tick %v)...\n", f.fsync, f.tick)
+		e, err := ensemble.Start(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		servers = e.Servers()
+		stop = func() { e.Close() }
+		fsync := e.Config().ForceSync
+		env.ForceSync = &fsync
+		env.TickTime = e.Config().TickTime
+	}
+	env.Members = len(servers)
+	st, err := ensemble.ServerStatus(servers[0])
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	env.ZooKeeperVersion = cleanVersion(st.Version)
+	if env.TickTime == 0 {
+		env.TickTime = confTick(servers[0])
+	}
+	return servers, stop, nil
+}
+
+// cleanVersion drops an unexpanded build placeholder some packages leave
+// in the version ("3.8.0-${mvngit.commit.id}").
+func cleanVersion(v string) string {
+	if i := strings.Index(v, "-${"); i >= 0 {
+		return v[:i]
+	}
+	return v
+}
+
+// confTick reads tickTime from the server's conf answer (0 if unknown).
+func confTick(addr string) time.Duration {
+	out, err := ensemble.FourLetter(addr, "conf")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "tickTime="); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return time.Duration(n) * time.Millisecond
+			}
+		}
+	}
+	return 0
+}
+
+func writeResults(rep *bench.Report, f benchFlags) error {
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return err
+	}
+	if _, err := rep.WriteFigures(f.out); err != nil {
+		return err
+	}
+	write := func(name string, fn func(io.Writer) error) error {
+		fh, err := os.Create(filepath.Join(f.out, name))
+		if err != nil {
+			return err
+		}
+		if err := fn(fh); err != nil {
+			fh.Close()
+			return err
+		}
+		return fh.Close()
+	}
+	if err := write("bench.txt", rep.WriteBenchfmt); err != nil {
+		return err
+	}
+	return write("README.md", func(w io.Writer) error { return rep.WriteMarkdown(w, f.headlineN) })
+}
+
+// runOrder puts the peer right after sequential, so that the headline
+// comparison is made between two runs a few seconds apart.
+func runOrder(vs []bench.Variant) []bench.Variant {
+	var out, rest []bench.Variant
+	var peer *bench.Variant
+	for i := range vs {
+		if vs[i].Name == "zk-peer" {
+			peer = &vs[i]
+		}
+	}
+	for _, v := range vs {
+		switch v.Name {
+		case "zk-peer":
+		case "sequential":
+			out = append(out, v)
+			if peer != nil {
+				out = append(out, *peer)
+			}
+		default:
+			rest = append(rest, v)
+		}
+	}
+	if peer != nil && len(out) == 0 {
+		out = append(out, *peer)
+	}
+	return append(out, rest...)
+}
