@@ -61,8 +61,9 @@ func WithSessionTimeout(d time.Duration) Option {
 //
 // Its methods are safe for concurrent use. A Mutex is not re-entrant: Lock
 // while it holds (or is acquiring) the lock fails with ErrAlreadyLocked.
-// Two Mutexes on the same path exclude each other even when they share a
-// connection.
+// A hold that was lost stays this Mutex's until Unlock, which reports the
+// loss; only then can it Lock again. Two Mutexes on the same path exclude
+// each other even when they share a connection.
 type Mutex struct {
 	client *zkop.Client
 	path   string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,7 +161,6 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 	a := s.newClient(t, path, 0)
 	b := s.newClient(t, path, 0)
 
-	// One plain handoff first, to learn how long it takes here.
 	handoff := func(cancelAfter time.Duration) (lockResult, time.Time) {
 		actx, acancel := context.WithTimeout(ctx, SessionTimeout+5*time.Second)
 		defer acancel()
@@ -178,12 +178,19 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 		mustUnlock(t, ctx, "a", a.l)
 		return awaitLock(t, res, 10*time.Second, "b"), unlockAt
 	}
-	r, unlockAt := handoff(-1)
-	if r.err != nil {
-		t.Fatalf("b: Lock in a plain handoff: %v", r.err)
+	// Plain handoffs first, to learn how long one takes here (the median
+	// of three: the first one on a cold ensemble can be slow).
+	var took []time.Duration
+	for range 3 {
+		r, unlockAt := handoff(-1)
+		if r.err != nil {
+			t.Fatalf("b: Lock in a plain handoff: %v", r.err)
+		}
+		took = append(took, r.at.Sub(unlockAt))
+		mustUnlock(t, ctx, "b", b.l)
 	}
-	window := 2 * r.at.Sub(unlockAt)
-	mustUnlock(t, ctx, "b", b.l)
+	slices.Sort(took)
+	window := 2 * took[1]
 
 	var won, cancelled int
 	for i := range iterations {
