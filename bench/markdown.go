@@ -121,10 +121,17 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 	r.writeFloors(w, true)
 	p("\n")
 
-	if len(r.Reentry) > 0 {
+	if len(r.Reentry) > 0 || r.ReentryBench != "" {
 		p("## Re-entry\n\n")
+	}
+	if len(r.Reentry) > 0 {
 		r.writeReentryTable(w, true)
 		p("\n")
+	}
+	if r.ReentryBench != "" {
+		p("reentrant's own `BenchmarkReentry` (one op = a nested Lock and its Unlock; requests and notifications from the Mutex's Stats; ")
+		p("`WithWaiter`: a second contender queued behind, whose data watch each count write in node mode fires), run by `make bench` into [reentry.txt](reentry.txt):\n\n")
+		p("```\n%s\n```\n\n", strings.TrimSpace(r.ReentryBench))
 	}
 
 	p(`## What the columns count

@@ -58,6 +58,9 @@ type Report struct {
 	Floors  Floors
 	Results []Result
 	Reentry []ReentryResult
+	// ReentryBench is the output of reentrant's BenchmarkReentry, when
+	// make bench has run it (docs/results/reentry.txt).
+	ReentryBench string
 }
 
 // variants returns the variants present, in the progression's order.
