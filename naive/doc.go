@@ -57,9 +57,10 @@
 // events a Mutex received, Requests the requests it sent. With 8 contenders
 // on a local 3-node ensemble the tests see 4 to 4.5 notifications per
 // release and about 14 requests per acquisition (TestHerdEffect logs the
-// figures; the bench adds the servers' own counters). Not every waiter is
-// asleep at every release: some are between a wake-up and their next
-// watch, so the figure stays below N-1 = 7. The sequential
+// figures; the bench adds the servers' own counters). The figure stays
+// below N-1 = 7 because not every contender waits at every release: some
+// are between a wake-up and their next watch, and those that have finished
+// their rounds have left. The sequential
 // package removes the herd: each waiter watches only the node just ahead
 // of it, which also makes the lock FIFO.
 //
