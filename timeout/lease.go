@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -216,11 +217,14 @@ func (h *leaseHold) end(reason error) {
 }
 
 // drop removes our node after we gave the hold up ourselves, so the next
-// contender need not wait for an eviction.
+// contender need not wait for an eviction. Any version may go: the node's
+// name carries our GUID, so it can name no one else's node. If the
+// ensemble cannot be reached, the delete goes on in the background until
+// the node or the session is gone.
 func (h *leaseHold) drop() {
 	ctx, cancel := context.WithTimeout(context.Background(), h.lease)
 	defer cancel()
-	h.m.removeNode(ctx, h.node)
+	_ = h.m.client.DeleteNowOrLater(ctx, h.node, -1)
 }
 
 // Timing of the waiters' side.
@@ -382,8 +386,19 @@ func (c *checker) failed(ctx context.Context, what string, err error, onHead boo
 		return 0, fmt.Errorf("%w: %s: our node is gone: %w", ErrLockLost, what, err)
 	case errors.Is(err, zk.ErrBadVersion):
 		return relistSoon, nil // version re-read on the next call
-	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer):
+	case transient(err):
 		return retryAfter, nil
 	}
 	return 0, fmt.Errorf("timeout: lease check: %s: %w", what, err)
+}
+
+// transient reports whether a request failed for want of a connection
+// rather than being refused: the connection went while it was in flight
+// (go-zookeeper's ErrConnectionClosed, or the raw network error), no server
+// could be reached (ErrNoServer, once per round of dials), or the session
+// moved to another server.
+func transient(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
 }

@@ -173,9 +173,6 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	m.mu.Unlock()
 
 	h, err := m.take(ctx, seq, chk, wait)
-	if err != nil && chk.self != "" {
-		m.ensureGone(ctx, chk.self)
-	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -222,36 +219,6 @@ func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, w
 		return nil, fmt.Errorf("timeout: stamping the lease: %w", err)
 	}
 	return h, nil
-}
-
-// ensureGone makes sure the node of a failed Lock does not outlive it.
-// The sequential lock has deleted it already, or handed the delete to the
-// background, except when the ensemble was unreachable in a way its
-// clean-up takes for final (go-zookeeper fails requests with
-// zk.ErrNoServer while it cannot reach any server): then the node would
-// stay until the session ends. One read tells; while disconnected we do
-// not wait for it.
-func (m *Mutex) ensureGone(ctx context.Context, node string) {
-	if m.conn.State() != zk.StateHasSession {
-		m.client.DeleteEventually(node, -1)
-		return
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
-	defer cancel()
-	if _, _, err := m.client.Get(cctx, node); !errors.Is(err, zk.ErrNoNode) {
-		m.removeNode(cctx, node)
-	}
-}
-
-// removeNode deletes one of our own nodes now or, failing that, in the
-// background until it is gone or the session has ended. Any version may
-// go: the node's name carries a GUID of ours, so it can name no one
-// else's node.
-func (m *Mutex) removeNode(ctx context.Context, node string) {
-	err := m.client.DeleteNowOrLater(ctx, node, -1)
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		m.client.DeleteEventually(node, -1) // e.g. zk.ErrNoServer, which DeleteNowOrLater does not retry
-	}
 }
 
 // Unlock releases the lock. It fails with ErrNotLocked when the Mutex
@@ -349,16 +316,19 @@ func (m *Mutex) Err() error {
 	return m.errOf(h)
 }
 
-// Node returns the full path of our node while the lock is held, ""
-// otherwise.
+// Node returns the full path of this Mutex's node while it holds the
+// lock, or while it acquires it once the node is created; "" otherwise.
 func (m *Mutex) Node() string {
 	m.mu.Lock()
-	h := m.cur
+	seq := m.acquiring
+	if m.cur != nil {
+		seq = m.cur.seq
+	}
 	m.mu.Unlock()
-	if h == nil {
+	if seq == nil {
 		return ""
 	}
-	return h.seq.Node()
+	return seq.Node()
 }
 
 // Lease returns the lease of this Mutex's holds, 0 for none.

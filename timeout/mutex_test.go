@@ -234,10 +234,10 @@ func TestTimeoutWhileQueuedLeavesNoNode(t *testing.T) {
 // returns on time anyway, and the node is deleted as soon as the
 // connection is back, by the clean-up, while the session lives on.
 //
-// The cut comes after the waiter's first look at the queue. A cut before
-// it is not covered here: the sequential lock's clean-up then takes
-// go-zookeeper's zk.ErrNoServer (what requests fail with while no server
-// can be reached) for final, and the node stays until the session ends.
+// The cut comes after the waiter has joined the queue and had its first
+// look at the head. A cut while the sequential lock is still joining is
+// that package's case (it then searches for its node by GUID, which can
+// hold Lock up to the session timeout while the ensemble is unreachable).
 func TestTimeoutWhileCutOffDeletesNodeAfterHeal(t *testing.T) {
 	ctx := context.Background()
 	const session = 6 * time.Second
