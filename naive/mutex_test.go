@@ -47,6 +47,16 @@ func newMutex(t *testing.T, conn *zk.Conn, path string, sessionTimeout time.Dura
 	return m
 }
 
+// mustSync makes conn's server catch up with the leader, so that conn's
+// next read sees every write that has completed (ZooKeeper's reads on one
+// session are not linearizable with writes made on another).
+func mustSync(t *testing.T, conn *zk.Conn, path string) {
+	t.Helper()
+	if _, err := conn.Sync(path); err != nil {
+		t.Fatalf("sync %s: %v", path, err)
+	}
+}
+
 func testContext(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
@@ -120,6 +130,7 @@ func TestLockBeforeSession(t *testing.T) {
 		if err := m.Unlock(ctx); err != nil {
 			t.Fatalf("attempt %d: Unlock: %v", i, err)
 		}
+		mustSync(t, admin, path)
 		if ok, _, _ := admin.Exists(path); ok {
 			t.Fatalf("attempt %d: lock node left after Unlock", i)
 		}
@@ -195,6 +206,7 @@ func TestUnlockNeverDeletesAnotherClientsNode(t *testing.T) {
 			if err := a.Unlock(ctx); !errors.Is(err, naive.ErrLockLost) {
 				t.Errorf("a: Unlock of a lost hold: %v, want %v", err, naive.ErrLockLost)
 			}
+			mustSync(t, admin, path)
 			_, stat, err := admin.Get(path)
 			if err != nil {
 				t.Fatalf("b's lock node after a's Unlock: %v", err)
@@ -235,6 +247,7 @@ func TestNotesReleaseDeletesAnotherClientsLock(t *testing.T) {
 	case <-time.After(zktest.DefaultSessionTimeout + time.Second):
 		t.Fatal("b: Done() not closed after its node was deleted")
 	}
+	mustSync(t, admin, path)
 	if ok, _, _ := admin.Exists(path); ok {
 		t.Fatal("lock node still exists")
 	}

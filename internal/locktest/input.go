@@ -129,6 +129,9 @@ func (s *suite) testClosedConn(t *testing.T) {
 	if err := c.l.Unlock(ctx); !errors.Is(err, s.v.Errors.NotLocked) {
 		t.Errorf("Unlock on a closed connection without a hold: %v, want %v", err, s.v.Errors.NotLocked)
 	}
+	if err := syncPath(admin, path); err != nil {
+		t.Fatal(err)
+	}
 	if ok, _, err := admin.Exists(path); err != nil || ok {
 		t.Errorf("lock path %s exists=%v (%v) after calls on a closed connection; want nothing created", path, ok, err)
 	}

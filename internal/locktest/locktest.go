@@ -218,6 +218,9 @@ func mustUnlock(t *testing.T, ctx context.Context, who string, l zklocks.Locker)
 // path itself (NodeAtPath) or its children (ChildrenOfPath) whose
 // ephemeralOwner is sid.
 func (s *suite) nodesOf(conn *zk.Conn, path string, sid int64) ([]string, error) {
+	if err := syncPath(conn, path); err != nil {
+		return nil, err
+	}
 	candidates := []string{path}
 	if s.v.Layout == ChildrenOfPath {
 		kids, _, err := conn.Children(path)
@@ -243,6 +246,17 @@ func (s *suite) nodesOf(conn *zk.Conn, path string, sid int64) ([]string, error)
 		}
 	}
 	return out, nil
+}
+
+// syncPath makes conn's server catch up with the leader before conn reads
+// path. Without it a read on another session may be served by a follower
+// that has not yet applied a write that the writer has already seen
+// succeed (ZooKeeper's reads are sequentially consistent, not linearizable).
+func syncPath(conn *zk.Conn, path string) error {
+	if _, err := conn.Sync(path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	return nil
 }
 
 // poll calls cond with growing pauses until it reports true, fails, or
