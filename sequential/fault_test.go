@@ -156,11 +156,11 @@ func TestConnectionLostDuringCreate(t *testing.T) {
 
 	require.Equal(t, sid, c.conn.SessionID(), "the session survived")
 	assert.Equal(t, made, c.m.Node(), "the node of the lost create is ours")
-	assert.Equal(t, []string{made}, ownNodes(t, admin, path, sid), "exactly one node for this client")
+	assert.Equal(t, []string{made}, ownNodes(t, fresh(t, admin), path, sid), "exactly one node for this client")
 	st := c.m.Stats()
 	t.Logf("requests %d, notifications %d", st.Requests, st.Notifications)
 	require.NoError(t, c.m.Unlock(ctx))
-	assert.Empty(t, ownNodes(t, admin, path, sid))
+	assert.Empty(t, ownNodes(t, fresh(t, admin), path, sid))
 }
 
 // TestCancelWhileCreateAnswerLost: the create is applied, its answer lost,
@@ -188,7 +188,7 @@ func TestCancelWhileCreateAnswerLost(t *testing.T) {
 	case <-time.After(sessionTimeout + 2*time.Second):
 		t.Fatal("Lock did not return after its ctx was cancelled")
 	}
-	assert.Empty(t, ownNodes(t, admin, path, sid), "nothing of this client left when Lock returns")
+	assert.Empty(t, ownNodes(t, fresh(t, admin), path, sid), "nothing of this client left when Lock returns")
 	assert.Empty(t, c.m.Node())
 	require.NoError(t, h.m.Unlock(ctx))
 }
@@ -215,7 +215,7 @@ func TestSessionExpiredDuringCreate(t *testing.T) {
 
 	newSID := c.conn.SessionID()
 	require.NotEqual(t, oldSID, newSID)
-	assert.Equal(t, []string{c.m.Node()}, ownNodes(t, admin, path, newSID), "one node, on the new session")
+	assert.Equal(t, []string{c.m.Node()}, ownNodes(t, fresh(t, admin), path, newSID), "one node, on the new session")
 	assert.NotEqual(t, made, c.m.Node())
 	require.NoError(t, c.m.Unlock(ctx))
 }
@@ -250,7 +250,7 @@ func TestFoundNodeOfAnotherSession(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sid, st.EphemeralOwner)
 	assert.Equal(t, st.Czxid, c.m.Token())
-	ok, _, err := admin.Exists(staleNode)
+	ok, _, err := fresh(t, admin).Exists(staleNode)
 	require.NoError(t, err)
 	assert.False(t, ok, "the other session's twin was removed from the queue")
 	require.NoError(t, c.m.Unlock(ctx))
@@ -295,7 +295,7 @@ func TestUnlockWhileCutOff(t *testing.T) {
 			}
 			requireAcquired(t, res, "waiter after the background delete")
 			require.Equal(t, sid, h.conn.SessionID(), "the old holder's session survived: only the delete freed the lock")
-			ok, _, err := admin.Exists(node)
+			ok, _, err := fresh(t, admin).Exists(node)
 			require.NoError(t, err)
 			assert.False(t, ok)
 			require.NoError(t, w.m.Unlock(ctx))

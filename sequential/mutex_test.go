@@ -97,6 +97,16 @@ func queueLen(t *testing.T, conn *zk.Conn, path string) int {
 	return len(q)
 }
 
+// fresh makes conn's server catch up with the leader (sync) before a test
+// reads what another session wrote: ZooKeeper promises a session only its
+// own writes in order, and the server a session reads from may lag.
+func fresh(t *testing.T, conn *zk.Conn) *zk.Conn {
+	t.Helper()
+	_, err := conn.Sync("/")
+	require.NoError(t, err)
+	return conn
+}
+
 // waitQueued waits until m has created its node and set its watch on its
 // predecessor: its requests stop growing at create, watch own node, list,
 // watch predecessor.
@@ -207,7 +217,7 @@ func TestForeignChildren(t *testing.T) {
 
 	res := lockAsync(ctx, c.m)
 	waitQueued(t, c.m, c.conn)
-	q, err := sequential.Contenders(ctx, admin, path)
+	q, err := sequential.Contenders(ctx, fresh(t, admin), path)
 	require.NoError(t, err)
 	require.Len(t, q, 3, "non-contender children must not be listed")
 	assert.Equal(t, []string{kazooNode, curatorNode, c.m.Node()}, []string{q[0].Node, q[1].Node, q[2].Node})
@@ -311,7 +321,7 @@ func TestNodeDeletedWhileWaiting(t *testing.T) {
 		t.Fatal("Lock still waiting after its node was deleted")
 	}
 	assert.Empty(t, w.m.Node())
-	assert.Equal(t, 1, queueLen(t, admin, path), "only the holder's node is left")
+	assert.Equal(t, 1, queueLen(t, fresh(t, admin), path), "only the holder's node is left")
 	select {
 	case <-h.m.Done():
 		t.Fatal("the holder's Done closed")
@@ -405,7 +415,7 @@ func TestWaitHook(t *testing.T) {
 		assert.True(t, strings.HasPrefix(c.Self, path+"/_c_"), "Self is our node: %s", c.Self)
 	}
 	mu.Unlock()
-	assert.Equal(t, 2, queueLen(t, h.conn, path), "the waiter's node is gone")
+	assert.Equal(t, 2, queueLen(t, fresh(t, h.conn), path), "the waiter's node is gone")
 
 	require.NoError(t, h.m.Unlock(ctx))
 	requireAcquired(t, resMid, "mid")
