@@ -32,7 +32,9 @@ func startForTest(t *testing.T, cfg Config) *Ensemble {
 	defer cancel()
 	t0 := time.Now()
 	e, err := Start(ctx, cfg)
-	require.NoError(t, err)
+	if err != nil {
+		t.Fatal(err) // with no ZooKeeper: ErrNoZooKeeper's how-to message
+	}
 	t.Logf("%d-node ZooKeeper %s ensemble up in %v (tick %v, forceSync %v): %s",
 		e.Size(), e.Version(), time.Since(t0).Round(time.Millisecond), e.Config().TickTime,
 		e.Config().ForceSync, e.ConnectString())
@@ -208,7 +210,9 @@ func TestEnsemblesSideBySide(t *testing.T) {
 			t.Cleanup(func() { r.e.Close() })
 			es = append(es, r.e)
 		}
-		require.NoError(t, r.err)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
 	}
 	a, b := es[0].Members()[0], es[1].Members()[0]
 	assert.NotEqual(t, a.Addr, b.Addr)
