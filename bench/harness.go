@@ -92,6 +92,8 @@ type Result struct {
 	// held; for the others, the NodeDeleted events that reached a holder
 	// while it was inside Unlock.
 	Notifications, SelfNotifications int64
+	// SelfDeleted is the NodeDeleted part of SelfNotifications.
+	SelfDeleted int64
 	// LockStats sums Stats() over the contenders' locks, for locks that
 	// keep statistics; nil otherwise.
 	LockStats *zklocks.Stats
@@ -124,6 +126,14 @@ func (r Result) per(x int64) float64 {
 // contenders a release wakes up. Every acquisition is released once.
 func (r Result) WatchersPerRelease() float64 {
 	return r.per(r.Server.WatchersFired - r.SelfNotifications)
+}
+
+// WakeupsOnDeletePerRelease is the part of WatchersPerRelease that the
+// deletes fired (NodeDeleted), leaving out the watchers fired by data
+// changes (lease stamps and renewals, count updates in node data): the
+// contenders a release itself wakes up, the herd-effect figure.
+func (r Result) WakeupsOnDeletePerRelease() float64 {
+	return r.per(r.Server.WatchersByType["zk_sum_node_deleted_watch_count"] - r.SelfDeleted)
 }
 
 // RawWatchersPerRelease counts every watcher the servers fired.
@@ -305,6 +315,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	since := func() time.Duration { return clock() - base }
 	for _, c := range cs {
 		c.base = base
+		c.s.base.Store(int64(base))
+		c.s.wakeAt.Store(-1)
+		c.s.release.Store(&lastRelease)
 	}
 	var timer *time.Timer
 	if cfg.Acquisitions <= 0 {
@@ -368,9 +381,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		holds = append(holds, c.holds...)
 		res.Notifications += c.s.events.Load()
 		if len(c.owned) > 0 {
-			res.SelfNotifications += c.s.eventsOn(c.owned)
+			all, deleted := c.s.eventsOn(c.owned)
+			res.SelfNotifications += all
+			res.SelfDeleted += deleted
 		} else {
 			res.SelfNotifications += c.s.unlockSelf.Load()
+			res.SelfDeleted += c.s.unlockSelf.Load()
 		}
 		if sl, ok := c.l.(statser); ok {
 			hasStats = true
@@ -433,7 +449,7 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 			c.handoff.record(enter - rel)
 			// Split the handoff at the releaser's delete leaving its
 			// client and the wake-up event reaching ours.
-			ev := time.Duration(c.s.lastEvent.Load()) - c.base
+			ev := time.Duration(c.s.wakeAt.Load())
 			sent := time.Duration(-1)
 			if r := lastReleaser.Load(); r != nil {
 				if at := r.sentAt.Load(); at >= 0 {

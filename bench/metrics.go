@@ -15,6 +15,7 @@ type MetricReporter interface {
 const (
 	UnitWatchers      = "watchers/release"
 	UnitSelfWatches   = "self-watches/release"
+	UnitDeleteWakeups = "delete-wakeups/release"
 	UnitWrites        = "writes/acq"
 	UnitNotifications = "notifications/acq"
 	UnitPackets       = "packets/acq"
@@ -29,6 +30,7 @@ const (
 func ReportMetrics(b MetricReporter, r Result) {
 	b.ReportMetric(r.WatchersPerRelease(), UnitWatchers)
 	b.ReportMetric(r.SelfWatchesPerRelease(), UnitSelfWatches)
+	b.ReportMetric(r.WakeupsOnDeletePerRelease(), UnitDeleteWakeups)
 	b.ReportMetric(r.WritesPerAcquisition(), UnitWrites)
 	b.ReportMetric(r.NotificationsPerAcquisition(), UnitNotifications)
 	b.ReportMetric(r.PacketsPerAcquisition(), UnitPackets)

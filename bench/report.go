@@ -149,6 +149,7 @@ var columns = []column{
 	}},
 	{"cycle/floor", func(r Result) string { return ratioStr(r.CycleFloorRatio()) }},
 	{"watchers/release", func(r Result) string { return fmt.Sprintf("%.2f", r.WatchersPerRelease()) }},
+	{"on delete/release", func(r Result) string { return fmt.Sprintf("%.2f", r.WakeupsOnDeletePerRelease()) }},
 	{"self/release", func(r Result) string { return fmt.Sprintf("%.2f", r.SelfWatchesPerRelease()) }},
 	{"writes/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.WritesPerAcquisition()) }},
 	{"notif/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.NotificationsPerAcquisition()) }},

@@ -23,9 +23,12 @@ type session struct {
 	conn *zk.Conn
 
 	events atomic.Int64 // watch notifications received (not session events)
-	// lastEvent is when the latest watch event reached this session (a
-	// reading of clock()).
-	lastEvent atomic.Int64
+	// release points at the run's latest release time (an offset from
+	// base); wakeAt is when the first watch event after that release
+	// reached this session, as an offset from base too.
+	release atomic.Pointer[atomic.Int64]
+	base    atomic.Int64
+	wakeAt  atomic.Int64
 	// armed asks the connection to note, in sentAt, when it next writes a
 	// packet: the contender arms it just before Unlock, so sentAt is when
 	// the release's request (the delete) left the client.
@@ -36,7 +39,7 @@ type session struct {
 	// fired by its own setData or delete) can be told apart from the ones
 	// that woke it as a contender.
 	mu     sync.Mutex
-	byPath map[string]int64
+	byPath map[string]pathEvents
 	// unlocking is set, while this session's contender is inside Unlock,
 	// to the node it releases. For a lock that does not name its node
 	// (Node()), a NodeDeleted for it in that window is the holder's own
@@ -60,7 +63,8 @@ func (nopLogger) Printf(string, ...any) {}
 // connect opens a session pinned to server (one address) and waits until
 // it is established.
 func connect(ctx context.Context, server string) (*session, error) {
-	s := &session{byPath: map[string]int64{}}
+	s := &session{byPath: map[string]pathEvents{}}
+	s.wakeAt.Store(-1)
 	ready := make(chan struct{})
 	var closed atomic.Bool
 	cb := func(ev zk.Event) {
@@ -73,10 +77,24 @@ func connect(ctx context.Context, server string) (*session, error) {
 		if ev.Type == zk.EventNotWatching {
 			return
 		}
-		s.lastEvent.Store(int64(clock()))
+		if rp := s.release.Load(); rp != nil {
+			now := int64(clock()) - s.base.Load()
+			rel := rp.Load()
+			for {
+				w := s.wakeAt.Load()
+				if rel < 0 || w >= rel || now < rel || s.wakeAt.CompareAndSwap(w, now) {
+					break
+				}
+			}
+		}
 		s.events.Add(1)
 		s.mu.Lock()
-		s.byPath[ev.Path]++
+		pe := s.byPath[ev.Path]
+		pe.all++
+		if ev.Type == zk.EventNodeDeleted {
+			pe.deleted++
+		}
+		s.byPath[ev.Path] = pe
 		s.mu.Unlock()
 		if own := s.unlocking.Load(); ev.Type == zk.EventNodeDeleted && own != nil && (*own == "" || *own == ev.Path) {
 			s.unlockSelf.Add(1)
@@ -159,15 +177,19 @@ func (s *session) reset() {
 	s.mu.Unlock()
 }
 
-// eventsOn returns the events received about the given nodes.
-func (s *session) eventsOn(nodes map[string]bool) int64 {
+// pathEvents counts the events about one node.
+type pathEvents struct{ all, deleted int64 }
+
+// eventsOn returns the events received about the given nodes: all of
+// them, and the NodeDeleted ones.
+func (s *session) eventsOn(nodes map[string]bool) (all, deleted int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var n int64
 	for p := range nodes {
-		n += s.byPath[p]
+		all += s.byPath[p].all
+		deleted += s.byPath[p].deleted
 	}
-	return n
+	return all, deleted
 }
 
 // tapConn notes when an armed session writes its next packet.

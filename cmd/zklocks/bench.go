@@ -62,7 +62,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.DurationVar(&f.duration, "duration", 3*time.Second, "length of each run (ignored with -acquisitions)")
 	fs.IntVar(&f.acquisitions, "acquisitions", 0, "acquisitions per run instead of a duration")
 	fs.DurationVar(&f.hold, "hold", 0, "critical section: how long each holder keeps the lock")
-	fs.IntVar(&f.reentries, "reentries", 0, "nested Lock/Unlock pairs per hold, for re-entrant variants")
+	fs.IntVar(&f.reentries, "reentries", 1, "nested Lock/Unlock pairs per hold, for re-entrant variants (shows the count modes' cost)")
 	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
 	fs.BoolVar(&f.fsync, "fsync", true, "local ensemble: fsync the transaction log before acknowledging (forceSync)")
 	fs.DurationVar(&f.tick, "tick", 200*time.Millisecond, "local ensemble: ZooKeeper tick time")
