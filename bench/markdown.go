@@ -157,6 +157,36 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 - **req/acq**: requests the lock itself sent (its ` + "`Stats()`" + `; "-" for the peer, which keeps none).
   **pkts in/acq**: packets the servers received (requests and pings) per acquisition.
 
+- **on delete/release**: the part of watchers/release fired by the delete itself (NodeDeleted): the contenders a
+  release wakes. The rest are data-change wake-ups (a holder writing into its own node fires its successor's data watch).
+- **release|server|wake**: each woken handoff split at two moments seen on the wire (a tapped dialer notes when the
+  releasing session's delete leaves the client, the event callback when the wake-up event reaches the next holder's
+  session): the releasing lock's own work before its delete goes out | the servers' part (quorum write, watch firing,
+  event delivery) | the next holder's work after the event (a lock that must read before it knows it holds the lock
+  pays a round trip here).
+
+## Where the extra writes and wake-ups come from
+
+Mechanisms, traced with the counters above (req/acq is the lock's own request count):
+
+- **naive**: every release fires the exists watch of every waiter; each one retries its create, and every create
+  that fails with `+"`NodeExists`"+` is still a quorum-logged error transaction. Wake-ups and writes per acquisition
+  grow with N.
+- **sequential**, **zk-peer**: 1 create + 1 delete per acquisition and one watcher woken per release. The zklocks
+  variants also keep a data watch on their own node (the hold monitor behind `+"`Done()`"+`), which their own delete
+  fires: self/release = 1.00, waking nobody. A waiter that was second in line at its last listing takes the lock
+  on the delete event without a read; one that was further back when it listed must list the children again
+  after the event (its predecessor may have left without holding the lock), as the peer always does: compare the
+  wake column.
+- **reentrant-node** (with re-entries): each re-entry is two versioned setData calls (count up, count down), each
+  firing the successor's data watch (data-change wake-ups). The release then deletes at the node's creation
+  version, which the count writes have moved on: the delete fails with BadVersion (one more logged error
+  transaction), the lock reads the node and deletes again. Hence 2 + 2 per re-entry + 1 writes per acquisition.
+- **timeout**: the new holder stamps its lease into its node (one setData, `+"`held`"+`), which fires its own
+  monitor and its successor's data watch; renewals (every lease/3) add one write each while the lock is held, none
+  with holds much shorter than the lease. The release's delete then meets the same BadVersion as above. Hence
+  about 4 writes per acquisition and 2 watchers woken per release.
+
 Every run records its holds and checks mutual exclusion (no two holds overlap, fencing tokens grow) and that
 no lock node is left behind; a violation fails the whole bench.
 `)
