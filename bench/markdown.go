@@ -170,10 +170,10 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 Mechanisms, traced with the counters above (req/acq is the lock's own request count):
 
 - **naive**: every release fires the exists watch of every waiter; each one retries its create, and every create
-  that fails with `+"`NodeExists`"+` is still a quorum-logged error transaction. Wake-ups and writes per acquisition
+  that fails with ` + "`NodeExists`" + ` is still a quorum-logged error transaction. Wake-ups and writes per acquisition
   grow with N.
 - **sequential**, **zk-peer**: 1 create + 1 delete per acquisition and one watcher woken per release. The zklocks
-  variants also keep a data watch on their own node (the hold monitor behind `+"`Done()`"+`), which their own delete
+  variants also keep a data watch on their own node (the hold monitor behind ` + "`Done()`" + `), which their own delete
   fires: self/release = 1.00, waking nobody. A waiter that was second in line at its last listing takes the lock
   on the delete event without a read; one that was further back when it listed must list the children again
   after the event (its predecessor may have left without holding the lock), as the peer always does: compare the
@@ -182,7 +182,7 @@ Mechanisms, traced with the counters above (req/acq is the lock's own request co
   firing the successor's data watch (data-change wake-ups). The release then deletes at the node's creation
   version, which the count writes have moved on: the delete fails with BadVersion (one more logged error
   transaction), the lock reads the node and deletes again. Hence 2 + 2 per re-entry + 1 writes per acquisition.
-- **timeout**: the new holder stamps its lease into its node (one setData, `+"`held`"+`), which fires its own
+- **timeout**: the new holder stamps its lease into its node (one setData, ` + "`held`" + `), which fires its own
   monitor and its successor's data watch; renewals (every lease/3) add one write each while the lock is held, none
   with holds much shorter than the lease. The release's delete then meets the same BadVersion as above. Hence
   about 4 writes per acquisition and 2 watchers woken per release.
