@@ -9,8 +9,10 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// DeleteEventually deletes path (at version, or any version when -1) in
-// the background, retrying while the ensemble cannot be reached.
+// DeleteEventually deletes path (at version, or, when version is -1, at
+// whatever version it has provided it is an ephemeral node of this
+// client's session) in the background, retrying while the ensemble cannot
+// be reached.
 //
 // It gives up in three cases, each of which means the node is gone or is
 // no longer ours to delete: the delete succeeded or found no node (or a
@@ -25,7 +27,7 @@ func (c *Client) DeleteEventually(path string, version int32) {
 		backoff := 20 * time.Millisecond
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout)
-			err := c.Delete(ctx, path, version)
+			err := c.deleteOurs(ctx, path, version, sid)
 			cancel()
 			if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 				return
@@ -39,13 +41,13 @@ func (c *Client) DeleteEventually(path string, version int32) {
 	}()
 }
 
-// DeleteNowOrLater deletes path at version, waiting at most until ctx is
+// DeleteNowOrLater deletes path at version (-1 as for DeleteEventually), waiting at most until ctx is
 // done. When the delete cannot complete now (ctx done, connection down), it
 // is handed to DeleteEventually and DeleteNowOrLater returns nil: the node
 // will not outlive the session. Other errors (no node, bad version, no
 // auth) are returned as they are.
 func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int32) error {
-	err := c.Delete(ctx, path, version)
+	err := c.deleteOurs(ctx, path, version, c.Conn.SessionID())
 	if isTransient(err) {
 		c.DeleteEventually(path, version)
 		return nil
@@ -63,4 +65,22 @@ func isTransient(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing) ||
 		errors.Is(err, zk.ErrNoServer) || errors.As(err, &netErr)
+}
+
+// deleteOurs deletes path at version. Version -1 never means "any node":
+// the node is read first and deleted at the version read, and only if it
+// is an ephemeral node of session sid. On a fixed path (the naive lock) a
+// blind delete could otherwise remove the node of the next holder.
+func (c *Client) deleteOurs(ctx context.Context, path string, version int32, sid int64) error {
+	if version == -1 {
+		_, stat, err := c.Get(ctx, path)
+		if err != nil {
+			return err
+		}
+		if stat.EphemeralOwner != sid {
+			return zk.ErrNoNode // ours is gone; this one belongs to someone else
+		}
+		version = stat.Version
+	}
+	return c.Delete(ctx, path, version)
 }
