@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -120,7 +121,7 @@ func (e *Ensemble) launchAndWait(ctx context.Context, ms []*member, fresh bool) 
 			return err
 		}
 	}
-	err := e.waitServing(ctx)
+	err := e.waitServing(ctx, ms)
 	if err != nil {
 		e.killAll(ms)
 	}
@@ -142,10 +143,13 @@ func (e *Ensemble) WaitServing(ctx context.Context) error {
 	if e.closed {
 		return ErrClosed
 	}
-	return e.waitServing(ctx)
+	return e.waitServing(ctx, nil)
 }
 
-func (e *Ensemble) waitServing(ctx context.Context) error {
+// waitServing polls srvr until every running member serves and one leads.
+// A member of launched that exits meanwhile fails the wait; any other
+// member that is not running was stopped on purpose and is left out.
+func (e *Ensemble) waitServing(ctx context.Context, launched []*member) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -160,7 +164,7 @@ func (e *Ensemble) waitServing(ctx context.Context) error {
 			}
 			select {
 			case <-m.proc.done:
-				if m.proc.err == nil || !isSignalled(m.proc.err) {
+				if slices.Contains(launched, m) {
 					return e.memberError(m, fmt.Sprintf("exited during start-up (%v)", m.proc.err), nil)
 				}
 				continue // stopped or killed on purpose
@@ -188,18 +192,6 @@ func (e *Ensemble) waitServing(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
-}
-
-// isSignalled reports whether a Wait error means the process died of a
-// signal (as after Stop or Kill) rather than exiting by itself.
-func isSignalled(err error) bool {
-	var ee interface{ Sys() any }
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok {
-			return ws.Signaled() || ws.ExitStatus() == 143 // the JVM exits 143 on SIGTERM
-		}
-	}
-	return false
 }
 
 // memberError describes a member that failed, with the tail of its logs.

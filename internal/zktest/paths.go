@@ -53,9 +53,14 @@ func randomHex(n int) string {
 }
 
 // Children lists path's children, sorted, or nil when path does not exist.
-// Any other error fails the test.
+// Any other error fails the test. It syncs conn's server with the leader
+// first, so the list reflects every write (and every session expiry)
+// committed before the call, even when conn talks to a lagging follower.
 func Children(t testing.TB, conn *zk.Conn, path string) []string {
 	t.Helper()
+	if _, err := conn.Sync(path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("zktest: sync before listing %s: %v", path, err)
+	}
 	kids, _, err := conn.Children(path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
