@@ -16,4 +16,7 @@
 //
 // When no installation can be found, Start fails with an error that wraps
 // ErrNoZooKeeper and says how to get one.
+//
+// The package builds on Unix systems (Linux, macOS with Homebrew's
+// ZooKeeper); the parent-death signal is Linux-only.
 package ensemble

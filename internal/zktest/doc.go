@@ -17,4 +17,10 @@
 // three-node ensemble (internal/ensemble) started once per test binary on
 // first use and closed by Main. Without any ZooKeeper the tests fail with a
 // message that says how to install one; only go test -short skips them.
+//
+// Fault tests get the local ensemble itself from Ensemble (to stop, kill or
+// restart members), cut one client off with a Cutter, or have its session
+// expired with ExpireSession. Tests that check for leaked goroutines call
+// VerifyNoLeaks first, or pass IgnoreEnsemble to goleak themselves: the
+// shared ensemble keeps a few goroutines for the life of the binary.
 package zktest
