@@ -12,6 +12,11 @@
 //     (just before one holder calls Unlock to just after the next holder's
 //     Lock returns; one process, one monotonic clock), p50/p99/max from an
 //     HDR histogram;
+//   - the handoff split at two moments seen on the wire (a tapped dialer
+//     notes when the releasing session's delete leaves the client; the
+//     event callback, when the wake-up event reaches the next holder's
+//     session): the releasing lock's own work, the servers' part, and the
+//     next holder's work after the event (where a read after waking shows);
 //   - what the servers counted, from mntr, read from every member before
 //     and after the run: watchers fired (the zk_sum_node_*_watch_count
 //     summaries, summed over members and event types), quorum writes (the
@@ -28,7 +33,14 @@
 // latency a yardstick that cancels the machine's speed: one session
 // creating and deleting a node (two writes, the least an acquire plus a
 // release can cost), and the time from a delete to the NodeDeleted event
-// on another session's data watch (the least a handoff can cost).
+// on another session's data watch, set WaitGap before the delete as a
+// waiting contender's is (the least a handoff can cost). zklocks bench
+// measures them again before each number of contenders.
+//
+// The release's own watch events are told apart from wake-ups: the zklocks
+// variants keep a data watch on their own node, which their own delete (or
+// setData) fires; events about a node the contender held count as "self",
+// not as contenders woken.
 //
 // Every run also records its history of holds (enter, exit, token) and
 // fails with ErrMutualExclusion if two holds overlap or a token does not

@@ -87,10 +87,10 @@ type Result struct {
 	// contenders' sessions; SelfNotifications is the part of them that
 	// told a contender about a change to its own node, made by itself (its
 	// hold monitor's data watch, fired by its own delete on Unlock or its
-	// own setData), which wakes no other contender. For locks that name
-	// their node (Node()) these are all events about nodes the contender
-	// held; for the others, the NodeDeleted events that reached a holder
-	// while it was inside Unlock.
+	// own setData), which wakes no other contender: every event that
+	// reached a contender while it held the lock (Lock returned, Unlock not
+	// yet), and, for locks that name their node (Node()), the events about
+	// that node that reached it while it was still acquiring.
 	Notifications, SelfNotifications int64
 	// SelfDeleted is the NodeDeleted part of SelfNotifications.
 	SelfDeleted int64
@@ -303,10 +303,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	)
 	tickets.Store(int64(cfg.Acquisitions))
 	lastRelease.Store(-1)
-	nodeAtPath := ""
-	if cfg.Variant.NodeAtPath {
-		nodeAtPath = lockPath
-	}
 
 	if cfg.OnStart != nil {
 		cfg.OnStart()
@@ -328,7 +324,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := c.loop(cfg, &tickets, &stop, &lastRelease, &lastReleaser, since, nodeAtPath); err != nil {
+			if err := c.loop(cfg, &tickets, &stop, &lastRelease, &lastReleaser, since); err != nil {
 				cancel(fmt.Errorf("contender %d: %w", c.id, err))
 			}
 		}()
@@ -380,13 +376,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		wake.merge(c.wake)
 		holds = append(holds, c.holds...)
 		res.Notifications += c.s.events.Load()
+		// Self: every event that reached a holder, plus, for locks that
+		// name their node, events about it that came while acquiring (a
+		// stamp written before Lock returns).
+		res.SelfNotifications += c.s.holdSelf.Load()
+		res.SelfDeleted += c.s.holdSelfDeleted.Load()
 		if len(c.owned) > 0 {
 			all, deleted := c.s.eventsOn(c.owned)
 			res.SelfNotifications += all
 			res.SelfDeleted += deleted
-		} else {
-			res.SelfNotifications += c.s.unlockSelf.Load()
-			res.SelfDeleted += c.s.unlockSelf.Load()
 		}
 		if sl, ok := c.l.(statser); ok {
 			hasStats = true
@@ -420,7 +418,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // loop is one contender: take a ticket (or check the clock), lock, hold,
 // release, until the run is over.
 func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, lastRelease *atomic.Int64,
-	lastReleaser *atomic.Pointer[session], since func() time.Duration, nodeAtPath string) error {
+	lastReleaser *atomic.Pointer[session], since func() time.Duration) error {
 	namer, _ := c.l.(nodeNamer)
 	for {
 		if cfg.Acquisitions > 0 {
@@ -441,6 +439,7 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 			return fmt.Errorf("Lock: %w", err)
 		}
 		enter := since()
+		c.s.holding.Store(true)
 		if cfg.Acquired != nil {
 			cfg.Acquired.Add(1)
 		}
@@ -463,13 +462,11 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 			}
 		}
 		token := c.l.Token()
-		own := nodeAtPath
 		if namer != nil {
-			own = namer.Node()
 			if c.owned == nil {
 				c.owned = map[string]bool{}
 			}
-			c.owned[own] = true
+			c.owned[namer.Node()] = true
 		}
 		var err error
 		if cfg.Hold > 0 {
@@ -490,9 +487,8 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 		if uctx.Err() != nil {
 			uctx = context.WithoutCancel(uctx)
 		}
-		c.s.unlocking.Store(&own)
 		uerr := c.l.Unlock(uctx)
-		c.s.unlocking.Store(nil)
+		c.s.holding.Store(false)
 		if uerr != nil {
 			return errors.Join(err, fmt.Errorf("Unlock: %w", uerr))
 		}

@@ -40,14 +40,13 @@ type session struct {
 	// that woke it as a contender.
 	mu     sync.Mutex
 	byPath map[string]pathEvents
-	// unlocking is set, while this session's contender is inside Unlock,
-	// to the node it releases. For a lock that does not name its node
-	// (Node()), a NodeDeleted for it in that window is the holder's own
-	// watch: ZooKeeper queues that event before the delete's answer on the
-	// same connection, and go-zookeeper runs the event callback before it
-	// hands the answer over, so it arrives before Unlock returns.
-	unlocking  atomic.Pointer[string]
-	unlockSelf atomic.Int64
+	// holding is set from the moment this session's contender's Lock
+	// returns until its Unlock returns. A holder waits for nothing, so an
+	// event that reaches it then is about its own node (its monitor's
+	// watch, fired by its own setData or delete): holdSelf counts them,
+	// holdSelfDeleted the NodeDeleted ones among them.
+	holding                   atomic.Bool
+	holdSelf, holdSelfDeleted atomic.Int64
 }
 
 // epoch is the origin of clock: one monotonic clock for the whole process,
@@ -88,6 +87,13 @@ func connect(ctx context.Context, server string) (*session, error) {
 			}
 		}
 		s.events.Add(1)
+		if s.holding.Load() {
+			s.holdSelf.Add(1)
+			if ev.Type == zk.EventNodeDeleted {
+				s.holdSelfDeleted.Add(1)
+			}
+			return
+		}
 		s.mu.Lock()
 		pe := s.byPath[ev.Path]
 		pe.all++
@@ -96,9 +102,6 @@ func connect(ctx context.Context, server string) (*session, error) {
 		}
 		s.byPath[ev.Path] = pe
 		s.mu.Unlock()
-		if own := s.unlocking.Load(); ev.Type == zk.EventNodeDeleted && own != nil && (*own == "" || *own == ev.Path) {
-			s.unlockSelf.Add(1)
-		}
 	}
 	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, addr, timeout)
@@ -171,7 +174,8 @@ func closeAll(ss []*session) {
 // reset forgets the events counted so far.
 func (s *session) reset() {
 	s.events.Store(0)
-	s.unlockSelf.Store(0)
+	s.holdSelf.Store(0)
+	s.holdSelfDeleted.Store(0)
 	s.mu.Lock()
 	clear(s.byPath)
 	s.mu.Unlock()
