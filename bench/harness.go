@@ -104,6 +104,65 @@ type Result struct {
 	// Holds is the number of holds recorded and checked for mutual
 	// exclusion (one per acquisition).
 	Holds int
+	// Rounds is the number of runs merged into this result (Merge).
+	Rounds int
+
+	hists *runHists
+}
+
+// runHists are the histograms behind a Result's latencies, kept so that
+// rounds of the same run can be merged.
+type runHists struct{ acquire, handoff, release, server, wake *histogram }
+
+func (r *Result) summarize() {
+	h := r.hists
+	r.Acquire, r.Handoff = h.acquire.summary(), h.handoff.summary()
+	r.HandoffRelease, r.HandoffServer, r.HandoffWake = h.release.summary(), h.server.summary(), h.wake.summary()
+}
+
+// Merge adds another round of the same variant and number of contenders
+// to r: counts and times add up, latency histograms merge. The floors of
+// the first round are kept.
+func (r *Result) Merge(o Result) error {
+	if r.Variant != o.Variant || r.Contenders != o.Contenders {
+		return fmt.Errorf("bench: cannot merge %s/%d into %s/%d", o.Variant, o.Contenders, r.Variant, r.Contenders)
+	}
+	if r.hists == nil || o.hists == nil {
+		return errors.New("bench: merge needs results of Run")
+	}
+	r.Acquisitions += o.Acquisitions
+	r.Holds += o.Holds
+	r.Elapsed += o.Elapsed
+	r.Notifications += o.Notifications
+	r.SelfNotifications += o.SelfNotifications
+	r.SelfDeleted += o.SelfDeleted
+	if o.LockStats != nil {
+		st := zklocks.Stats{}
+		if r.LockStats != nil {
+			st = *r.LockStats
+		}
+		st.Requests += o.LockStats.Requests
+		st.Notifications += o.LockStats.Notifications
+		r.LockStats = &st
+	}
+	r.Server.WatchersFired += o.Server.WatchersFired
+	r.Server.Proposals += o.Server.Proposals
+	r.Server.PacketsReceived += o.Server.PacketsReceived
+	r.Server.PacketsSent += o.Server.PacketsSent
+	if r.Server.WatchersByType == nil {
+		r.Server.WatchersByType = map[string]int64{}
+	}
+	for k, v := range o.Server.WatchersByType {
+		r.Server.WatchersByType[k] += v
+	}
+	r.hists.acquire.merge(o.hists.acquire)
+	r.hists.handoff.merge(o.hists.handoff)
+	r.hists.release.merge(o.hists.release)
+	r.hists.server.merge(o.hists.server)
+	r.hists.wake.merge(o.hists.wake)
+	r.summarize()
+	r.Rounds += max(o.Rounds, 1)
+	return nil
 }
 
 // Throughput is acquisitions per second.
@@ -233,7 +292,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Reentries > 0 && cfg.Variant.Reenter == nil {
 		cfg.Reentries = 0
 	}
-	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Idle: cfg.Idle, Reentries: cfg.Reentries}
+	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Idle: cfg.Idle, Reentries: cfg.Reentries, Rounds: 1}
 	if cfg.Floors != nil {
 		res.Floors = *cfg.Floors
 	}
@@ -396,8 +455,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if hasStats {
 		res.LockStats = &st
 	}
-	res.Acquire, res.Handoff = acq.summary(), hand.summary()
-	res.HandoffRelease, res.HandoffServer, res.HandoffWake = rel.summary(), srv.summary(), wake.summary()
+	res.hists = &runHists{acq, hand, rel, srv, wake}
+	res.summarize()
 	res.Acquisitions = int64(len(holds))
 	res.Holds = len(holds)
 

@@ -91,6 +91,9 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 	if e.Acquisitions > 0 {
 		per = fmt.Sprintf("%d acquisitions per run", e.Acquisitions)
 	}
+	if e.Rounds > 1 {
+		per += fmt.Sprintf(" in %d rounds taken in turns by the variants (at each N: A B C ... A B C ...), merged", e.Rounds)
+	}
 	p("| runs | %s, critical section %v, idle between holds %v, re-entries per hold %d, timeout variant's lease %v, session timeout %v, one session per contender, round-robin over the members |\n",
 		per, e.Hold, e.Idle, e.Reentries, e.Lease, SessionTimeout)
 	p("\n## Headline\n\n%s.\n\n", r.Headline(headlineN))

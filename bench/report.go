@@ -38,6 +38,9 @@ type Env struct {
 	Reentries    int
 	// Lease is the timeout variant's hold lease.
 	Lease time.Duration
+	// Rounds is the number of rounds each run was split into, taken in
+	// turns by the variants.
+	Rounds int
 }
 
 // LocalEnv fills the fields that describe this process and machine.

@@ -40,6 +40,7 @@ type benchFlags struct {
 	ns           string
 	duration     time.Duration
 	acquisitions int
+	rounds       int
 	hold         time.Duration
 	idle         time.Duration
 	reentries    int
@@ -61,6 +62,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.StringVar(&f.ns, "n", "1,2,4,8,16,32,64", "comma-separated numbers of contenders")
 	fs.DurationVar(&f.duration, "duration", 3*time.Second, "length of each run (ignored with -acquisitions)")
 	fs.IntVar(&f.acquisitions, "acquisitions", 0, "acquisitions per run instead of a duration")
+	fs.IntVar(&f.rounds, "rounds", 3, "split each run into this many rounds, taken in turns by the variants (evens out load bursts)")
 	fs.DurationVar(&f.hold, "hold", 0, "critical section: how long each holder keeps the lock")
 	fs.IntVar(&f.reentries, "reentries", 1, "nested Lock/Unlock pairs per hold, for re-entrant variants (shows the count modes' cost)")
 	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
@@ -133,6 +135,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	env.Command = "zklocks bench " + strings.Join(args, " ")
 	env.Duration, env.Acquisitions, env.Hold, env.Idle, env.Reentries = f.duration, f.acquisitions, f.hold, f.idle, f.reentries
 	env.Lease = bench.TimeoutLease
+	env.Rounds = f.rounds
 
 	servers, stop, err := benchServers(ctx, f, &env, stderr)
 	if err != nil {
@@ -142,12 +145,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	rep := &bench.Report{Env: env}
 	var failures []string
-	prog := newProgress(stderr, f.progress, len(variants)*len(ns), f)
+	rounds := max(f.rounds, 1)
+	perRound := f
+	perRound.duration = f.duration / time.Duration(rounds)
+	if f.acquisitions > 0 {
+		perRound.acquisitions = max(f.acquisitions/rounds, 1)
+	}
+	prog := newProgress(stderr, f.progress, len(variants)*len(ns)*rounds, perRound)
 	step := 0
-	// N is the outer loop: the variants compared at one N run back to back,
-	// right after the floors they are compared with, so that the machine's
-	// load (shared, on this kind of machine) drifts as little as possible
-	// between them. The peer runs right after sequential.
+	// N is the outer loop: the variants compared at one N run right after
+	// the floors they are compared with, and each run is split into rounds
+	// that take turns (ABCABC...), so that a burst of load on this shared
+	// machine falls on every variant alike instead of on one of them. The
+	// peer takes its turn right after sequential.
 	for _, n := range ns {
 		prog.println(fmt.Sprintf("N=%d: measuring the floors (%d samples each)...", n, f.floorSamples))
 		fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -160,33 +170,54 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if rep.Floors.Samples == 0 {
 			rep.Floors = floors
 		}
-		for _, v := range runOrder(variants) {
-			if ctx.Err() != nil {
-				prog.finish()
-				return ctx.Err()
-			}
-			step++
-			var acquired atomic.Int64
-			prog.start(step, fmt.Sprintf("%s n=%d", v.Name, n), &acquired)
-			runCtx, cancel := context.WithTimeout(ctx, 3*f.duration+2*time.Minute)
-			res, err := bench.Run(runCtx, bench.Config{
-				Servers: servers, Variant: v, Contenders: n,
-				Acquisitions: f.acquisitions, Duration: f.duration, Hold: f.hold, Idle: f.idle, Reentries: f.reentries,
-				Floors: &floors, Acquired: &acquired,
-			})
-			cancel()
-			prog.done()
-			if err != nil {
-				msg := fmt.Sprintf("%s n=%d: %v", v.Name, n, err)
-				prog.println("FAILED " + msg)
-				failures = append(failures, msg)
+		merged := map[string]*bench.Result{}
+		failed := map[string]bool{}
+		for round := 1; round <= rounds; round++ {
+			for _, v := range runOrder(variants) {
 				if ctx.Err() != nil {
 					prog.finish()
 					return ctx.Err()
 				}
-				continue
+				step++
+				if failed[v.Name] {
+					continue
+				}
+				var acquired atomic.Int64
+				label := fmt.Sprintf("%s n=%d", v.Name, n)
+				if rounds > 1 {
+					label += fmt.Sprintf(" (%d/%d)", round, rounds)
+				}
+				prog.start(step, label, &acquired)
+				runCtx, cancel := context.WithTimeout(ctx, 3*perRound.duration+2*time.Minute)
+				res, err := bench.Run(runCtx, bench.Config{
+					Servers: servers, Variant: v, Contenders: n,
+					Acquisitions: perRound.acquisitions, Duration: perRound.duration, Hold: f.hold, Idle: f.idle, Reentries: f.reentries,
+					Floors: &floors, Acquired: &acquired,
+				})
+				cancel()
+				prog.done()
+				if err == nil && merged[v.Name] != nil {
+					err = merged[v.Name].Merge(res)
+				} else if err == nil {
+					merged[v.Name] = &res
+				}
+				if err != nil {
+					msg := fmt.Sprintf("%s n=%d: %v", v.Name, n, err)
+					prog.println("FAILED " + msg)
+					failures = append(failures, msg)
+					failed[v.Name] = true
+					delete(merged, v.Name)
+					if ctx.Err() != nil {
+						prog.finish()
+						return ctx.Err()
+					}
+				}
 			}
-			rep.Results = append(rep.Results, res)
+		}
+		for _, v := range variants {
+			if r := merged[v.Name]; r != nil {
+				rep.Results = append(rep.Results, *r)
+			}
 		}
 	}
 	prog.finish()
