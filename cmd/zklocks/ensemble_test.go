@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zklocks/zklocks/internal/ensemble"
+	"github.com/zklocks/zklocks/internal/zktest"
 )
 
 // childEnv makes the test binary behave as zklocks itself, for the
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		main()
 	}
-	os.Exit(m.Run())
+	zktest.Main(m)
 }
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
