@@ -249,16 +249,18 @@ type statser interface{ Stats() zklocks.Stats }
 
 // contender is one goroutine's state.
 type contender struct {
-	id      int
-	s       *session
-	l       zklocks.Locker
-	ctx     context.Context
-	acquire *histogram
-	handoff *histogram
-	release *histogram    // release to the releaser's delete leaving the client
-	server  *histogram    // that delete to the wake-up event reaching the next holder's session
-	wake    *histogram    // that event to the next holder's Lock returning
-	base    time.Duration // clock() at the run's start
+	id  int
+	s   *session
+	l   zklocks.Locker
+	ctx context.Context
+	// Latency samples, turned into histograms once the run is over (one
+	// HDR histogram per contender and kind would cost megabytes at N=64).
+	acquire []time.Duration
+	handoff []time.Duration
+	release []time.Duration // release to the releaser's delete leaving the client
+	server  []time.Duration // that delete to the wake-up event reaching the next holder's session
+	wake    []time.Duration // that event to the next holder's Lock returning
+	base    time.Duration   // clock() at the run's start
 	holds   []Hold
 	// owned is the set of nodes this contender held, for locks that name
 	// their node (Node()).
@@ -329,8 +331,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if err != nil {
 			return res, fmt.Errorf("bench: new %s: %w", cfg.Variant.Name, err)
 		}
-		c := &contender{id: i, s: ss[i], l: l, ctx: ctx, acquire: newHistogram(), handoff: newHistogram(),
-			release: newHistogram(), server: newHistogram(), wake: newHistogram()}
+		c := &contender{id: i, s: ss[i], l: l, ctx: ctx}
 		if cfg.Acquisitions > 0 {
 			c.holds = make([]Hold, 0, cfg.Acquisitions/cfg.Contenders+2)
 		}
@@ -428,11 +429,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var st zklocks.Stats
 	hasStats := false
 	for _, c := range cs {
-		acq.merge(c.acquire)
-		hand.merge(c.handoff)
-		rel.merge(c.release)
-		srv.merge(c.server)
-		wake.merge(c.wake)
+		acq.recordAll(c.acquire)
+		hand.recordAll(c.handoff)
+		rel.recordAll(c.release)
+		srv.recordAll(c.server)
+		wake.recordAll(c.wake)
 		holds = append(holds, c.holds...)
 		res.Notifications += c.s.events.Load()
 		// Self: every event that reached a holder, plus, for locks that
@@ -502,9 +503,9 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 		if cfg.Acquired != nil {
 			cfg.Acquired.Add(1)
 		}
-		c.acquire.record(enter - called)
+		c.acquire = append(c.acquire, enter-called)
 		if rel := time.Duration(lastRelease.Load()); rel >= 0 && called < rel {
-			c.handoff.record(enter - rel)
+			c.handoff = append(c.handoff, enter-rel)
 			// Split the handoff at the releaser's delete leaving its
 			// client and the wake-up event reaching ours.
 			ev := time.Duration(c.s.wakeAt.Load())
@@ -515,9 +516,9 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 				}
 			}
 			if sent >= rel && ev > sent && ev <= enter {
-				c.release.record(sent - rel)
-				c.server.record(ev - sent)
-				c.wake.record(enter - ev)
+				c.release = append(c.release, sent-rel)
+				c.server = append(c.server, ev-sent)
+				c.wake = append(c.wake, enter-ev)
 			}
 		}
 		token := c.l.Token()

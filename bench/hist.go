@@ -26,6 +26,12 @@ func (h *histogram) record(d time.Duration) {
 	_ = h.h.RecordValue(int64(d)) // in range: cannot fail
 }
 
+func (h *histogram) recordAll(ds []time.Duration) {
+	for _, d := range ds {
+		h.record(d)
+	}
+}
+
 func (h *histogram) merge(o *histogram) { h.h.Merge(o.h) }
 
 func (h *histogram) summary() Latency {

@@ -162,7 +162,7 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 
 - **on delete/release**: the part of watchers/release fired by the delete itself (NodeDeleted): the contenders a
   release wakes. The rest are data-change wake-ups (a holder writing into its own node fires its successor's data watch).
-- **release|server|wake**: each woken handoff split at two moments seen on the wire (a tapped dialer notes when the
+- **release / server / wake**: each woken handoff split at two moments seen on the wire (a tapped dialer notes when the
   releasing session's delete leaves the client, the event callback when the wake-up event reaches the next holder's
   session): the releasing lock's own work before its delete goes out | the servers' part (quorum write, watch firing,
   event delivery) | the next holder's work after the event (a lock that must read before it knows it holds the lock

@@ -144,11 +144,11 @@ var columns = []column{
 	{"handoff max ms", func(r Result) string { return ms(r.Handoff.Max) }},
 	{"floor p50 ms", func(r Result) string { return ms(r.Floors.Notify.P50) }},
 	{"handoff/floor", func(r Result) string { return ratioStr(r.HandoffFloorRatio()) }},
-	{"release|server|wake p50 ms", func(r Result) string {
+	{"release / server / wake p50 ms", func(r Result) string {
 		if r.HandoffServer.Count == 0 {
 			return "-"
 		}
-		return fmt.Sprintf("%s|%s|%s", msOrMicro(r.HandoffRelease.P50), ms(r.HandoffServer.P50), msOrMicro(r.HandoffWake.P50))
+		return fmt.Sprintf("%s / %s / %s", msOrMicro(r.HandoffRelease.P50), ms(r.HandoffServer.P50), msOrMicro(r.HandoffWake.P50))
 	}},
 	{"cycle/floor", func(r Result) string { return ratioStr(r.CycleFloorRatio()) }},
 	{"watchers/release", func(r Result) string { return fmt.Sprintf("%.2f", r.WatchersPerRelease()) }},

@@ -128,3 +128,33 @@ func TestCheckHistory(t *testing.T) {
 		t.Fatalf("a lock without tokens: %v", err)
 	}
 }
+
+func TestMerge(t *testing.T) {
+	mk := func(acq int64, lat time.Duration) Result {
+		h := &runHists{newHistogram(), newHistogram(), newHistogram(), newHistogram(), newHistogram()}
+		for range acq {
+			h.acquire.record(lat)
+			h.handoff.record(lat)
+		}
+		r := Result{Variant: "sequential", Contenders: 4, Acquisitions: acq, Holds: int(acq), Elapsed: time.Second, Rounds: 1,
+			Server: ServerCounts{WatchersFired: acq, Proposals: 2 * acq, WatchersByType: map[string]int64{"zk_sum_node_deleted_watch_count": acq}},
+			hists:  h}
+		r.summarize()
+		return r
+	}
+	a, b := mk(100, time.Millisecond), mk(300, 3*time.Millisecond)
+	if err := a.Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	if a.Acquisitions != 400 || a.Elapsed != 2*time.Second || a.Rounds != 2 || a.WritesPerAcquisition() != 2 {
+		t.Errorf("merged counts: %+v", a)
+	}
+	if a.Handoff.Count != 400 || a.Handoff.P50 < 2*time.Millisecond {
+		t.Errorf("merged histogram: %+v", a.Handoff)
+	}
+	other := mk(1, time.Millisecond)
+	other.Contenders = 8
+	if err := a.Merge(other); err == nil {
+		t.Error("merged runs of different N")
+	}
+}

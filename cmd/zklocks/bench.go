@@ -132,7 +132,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	env := bench.LocalEnv()
-	env.Command = "zklocks bench " + strings.Join(args, " ")
+	env.Command = strings.TrimSpace("zklocks bench " + strings.Join(args, " "))
 	env.Duration, env.Acquisitions, env.Hold, env.Idle, env.Reentries = f.duration, f.acquisitions, f.hold, f.idle, f.reentries
 	env.Lease = bench.TimeoutLease
 	env.Rounds = f.rounds
