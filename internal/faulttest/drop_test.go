@@ -1,0 +1,255 @@
+package faulttest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// dropMode says which half of a create the dropper loses.
+type dropMode int
+
+const (
+	// dropRequest: the create never reaches the server; the connection
+	// then breaks. The client can not tell this from dropReply.
+	dropRequest dropMode = iota + 1
+	// dropReply: the server applies the create, and the connection breaks
+	// before its answer reaches the client.
+	dropReply
+)
+
+func (m dropMode) String() string {
+	if m == dropRequest {
+		return "request-lost"
+	}
+	return "reply-lost"
+}
+
+// errDropped is what the client's connection reports when the dropper
+// breaks it.
+var errDropped = errors.New("faulttest: connection dropped around a create")
+
+// ZooKeeper's wire protocol: after the handshake, a request is
+// [length][xid][opcode][body] and a reply [length][xid][zxid][err][body];
+// a create's body starts with its path, [length][bytes].
+const (
+	opCreate  = 1
+	opCreate2 = 15
+)
+
+// dropper is a zk.Dialer whose connections break once, around the first
+// create whose path match accepts: between the request and its reply.
+type dropper struct {
+	mode  dropMode
+	match func(path string) bool
+
+	// hold, when set, keeps a dropReply connection waiting, its reply
+	// already intercepted, until hold is closed; intercepted is closed
+	// when that happens. The outage test uses it to break the connection
+	// only after the ensemble has lost its quorum.
+	hold, intercepted chan struct{}
+
+	mu      sync.Mutex
+	armed   bool
+	fired   bool
+	path    string
+	firedCh chan struct{}
+}
+
+func newDropper(mode dropMode, match func(string) bool) *dropper {
+	return &dropper{mode: mode, match: match, armed: true, firedCh: make(chan struct{})}
+}
+
+func (d *dropper) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
+	nc, err := net.DialTimeout(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &dropConn{Conn: nc, d: d}, nil
+}
+
+// take disarms the dropper if path is the one to drop.
+func (d *dropper) take(path string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.armed || !d.match(path) {
+		return false
+	}
+	d.armed = false
+	d.path = path
+	return true
+}
+
+func (d *dropper) fire() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.fired {
+		d.fired = true
+		close(d.firedCh)
+	}
+}
+
+func (d *dropper) hasFired() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.fired
+}
+
+// dropConn is one connection of a dropper's client.
+type dropConn struct {
+	net.Conn
+	d *dropper
+
+	wrote, read bool // the handshake has gone out / come back
+
+	mu      sync.Mutex
+	pending int32 // xid whose reply to drop
+	waiting bool
+	rbuf    []byte
+}
+
+func (c *dropConn) Write(p []byte) (int, error) {
+	if !c.wrote {
+		c.wrote = true
+		return c.Conn.Write(p)
+	}
+	if len(p) >= 16 {
+		xid := int32(binary.BigEndian.Uint32(p[4:8]))
+		op := int32(binary.BigEndian.Uint32(p[8:12]))
+		plen := int(int32(binary.BigEndian.Uint32(p[12:16])))
+		if (op == opCreate || op == opCreate2) && plen >= 0 && 16+plen <= len(p) && c.d.take(string(p[16:16+plen])) {
+			switch c.d.mode {
+			case dropRequest:
+				c.Conn.Close()
+				c.d.fire()
+				return len(p), nil // "sent"; the reply will never come
+			case dropReply:
+				c.mu.Lock()
+				c.pending, c.waiting = xid, true
+				c.mu.Unlock()
+			}
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *dropConn) Read(p []byte) (int, error) {
+	if len(c.rbuf) == 0 {
+		var hdr [4]byte
+		if _, err := io.ReadFull(c.Conn, hdr[:]); err != nil {
+			return 0, err
+		}
+		n := binary.BigEndian.Uint32(hdr[:])
+		if n > 64<<20 {
+			return 0, fmt.Errorf("faulttest: reply of %d bytes", n)
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(c.Conn, body); err != nil {
+			return 0, err
+		}
+		if c.read && len(body) >= 4 {
+			xid := int32(binary.BigEndian.Uint32(body[:4]))
+			c.mu.Lock()
+			drop := c.waiting && xid == c.pending
+			c.mu.Unlock()
+			if drop {
+				if c.d.hold != nil {
+					close(c.d.intercepted)
+					<-c.d.hold
+				}
+				c.Conn.Close()
+				c.d.fire()
+				return 0, errDropped
+			}
+		}
+		c.read = true
+		c.rbuf = append(hdr[:], body...)
+	}
+	n := copy(p, c.rbuf)
+	c.rbuf = c.rbuf[n:]
+	return n, nil
+}
+
+// The connection breaks between a Lock's create and its reply, both ways
+// (the create lost on the way, or applied and its answer lost). The client
+// can not tell which; the lock must leave neither a duplicate node (the
+// create applied and then made again) nor an orphan (a node nobody will
+// delete while the session lives, which would block the queue). The
+// sequential family recovers its node by the GUID in its name and holds
+// the lock; naive gives up with the connection error and removes its node.
+func TestCreateConnectionLoss(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v *variant) {
+		for _, mode := range []dropMode{dropRequest, dropReply} {
+			t.Run(mode.String(), func(t *testing.T) {
+				ctx := testCtx(t, 60*time.Second)
+				tp := newTape()
+				path := zktest.LockPath(t)
+				admin := zktest.Connect(t)
+				d := newDropper(mode, func(p string) bool {
+					if v.layout == locktest.NodeAtPath {
+						return p == path
+					}
+					return strings.HasPrefix(p, path+"/")
+				})
+				c := newClient(t, tp, v, path, "client", withDialer(d.dial))
+				sid := c.conn.SessionID()
+				start := tp.now()
+				err := c.l.Lock(c.ctx(ctx))
+				took := tp.now() - start
+				if !d.hasFired() {
+					t.Fatalf("the connection was not dropped (Lock: %v)", err)
+				}
+				if c.conn.SessionID() != sid {
+					t.Fatalf("the session changed (%#x -> %#x): the test needs it to survive", sid, c.conn.SessionID())
+				}
+				outcome := "acquired"
+				if err == nil {
+					h := tp.enter(c)
+					if own := ownNodes(t, admin, c, sid); len(own) != 1 {
+						t.Errorf("holding with %d nodes of its session: %v; want exactly 1", len(own), own)
+					}
+					if all, _ := lockNodes(admin, v, path); len(all) != 1 {
+						t.Errorf("%d lock nodes on %s while held by one client: %v", len(all), path, all)
+					}
+					tp.leave(h, stillHeld)
+					if err := c.l.Unlock(c.ctx(ctx)); err != nil {
+						t.Errorf("Unlock: %v", err)
+					}
+				} else {
+					outcome = fmt.Sprintf("%q", err.Error())
+					if v.recoversCreate {
+						t.Errorf("Lock after a connection loss during its create: %v; want the node recovered by GUID", err)
+					} else if !clearOutageError(err) {
+						t.Errorf("Lock: %v; want a wrapped connection error", err)
+					}
+				}
+				// Nothing of the client is left to block the queue:
+				// another client gets the lock.
+				o := newClient(t, tp, v, path, "other")
+				octx := testCtx(t, c.st+5*time.Second)
+				if err := o.l.Lock(o.ctx(octx)); err != nil {
+					t.Errorf("other: Lock after the dropped create: %v", err)
+				} else {
+					h := tp.enter(o)
+					tp.leave(h, stillHeld)
+					if err := o.l.Unlock(o.ctx(ctx)); err != nil {
+						t.Errorf("other: Unlock: %v", err)
+					}
+				}
+				holds, double, belief := checkHistory(t, tp, v, path)
+				left := nodesLeft(t, admin, v, path, c.st+2*time.Second)
+				report{fault: "create-" + mode.String(), variant: v.name, holds: holds, double: double, left: left,
+					recover: took, belief: belief, extra: []string{"lock=" + outcome}}.log(t)
+			})
+		}
+	})
+}

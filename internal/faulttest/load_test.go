@@ -1,0 +1,183 @@
+package faulttest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// Load: 64 contenders, each with its own session, on 4 lock paths (16 per
+// path), cycling until at least 2,000 acquisitions per variant; every
+// path's history checked, nothing left behind.
+func TestLoad(t *testing.T) {
+	const (
+		contenders = 64
+		paths      = 4
+		target     = 2000
+	)
+	forEachVariant(t, func(t *testing.T, v *variant) {
+		tp := newTape()
+		var ps []string
+		for range paths {
+			ps = append(ps, zktest.LockPath(t))
+		}
+		var clients []*client
+		for i := range contenders {
+			clients = append(clients, newClient(t, tp, v, ps[i%paths], fmt.Sprintf("c%02d", i)))
+		}
+		admin := zktest.Connect(t)
+		start := time.Now()
+		cy := startCycler(tp, clients, 0)
+		cy.lockWait = 2 * time.Minute // naive is unfair: a contender can lose many races in a row
+		deadline := time.Now().Add(2 * time.Minute)
+		for cy.total() < target && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cy.stop()
+		took := time.Since(start)
+		total := cy.total()
+		if total < target {
+			t.Errorf("%d acquisitions in %v; want %d", total, took, target)
+		}
+		if s := cy.errorSummary(); s != "" {
+			t.Errorf("errors under load, with no fault injected:\n%s", s)
+		}
+		holds, double, left := 0, 0, 0
+		for _, p := range ps {
+			h, d, _ := checkHistory(t, tp, v, p)
+			holds += h
+			double += d
+			left += nodesLeft(t, admin, v, p, sessionTimeout+time.Second)
+		}
+		report{fault: "load", variant: v.name, holds: holds, double: double, left: left, recover: -1,
+			extra: []string{
+				fmt.Sprintf("contenders=%d paths=%d", contenders, paths),
+				"took=" + took.Round(time.Millisecond).String(),
+				fmt.Sprintf("rate=%.0f/s", float64(total)/took.Seconds()),
+			}}.log(t)
+	})
+}
+
+// Soak (off by default; -soak=10m): every variant under load (16
+// contenders on 2 paths each, all with cuttable connections) while faults
+// come one after another for the whole duration: leader killed and
+// restarted, a follower killed and restarted, a quarter of the clients cut
+// off until their sessions expire, the whole ensemble stopped for three
+// seconds. Each history is checked at the end, and every contender must
+// have acquired after the last fault.
+func TestSoak(t *testing.T) {
+	if *soak <= 0 {
+		t.Skip("soak run: enable with -soak=10m")
+	}
+	e := zktest.Ensemble(t)
+	tp := newTape()
+	type load struct {
+		v       *variant
+		paths   []string
+		clients []*client
+		cy      *cycler
+	}
+	var loads []*load
+	var all []*client
+	for _, v := range variants {
+		l := &load{v: v, paths: []string{zktest.LockPath(t), zktest.LockPath(t)}}
+		for i := range 16 {
+			c := newClient(t, tp, v, l.paths[i%2], fmt.Sprintf("%s-%02d", v.name, i), withTimeout(expiryTimeout), withCutter())
+			l.clients = append(l.clients, c)
+			all = append(all, c)
+		}
+		loads = append(loads, l)
+	}
+	for _, l := range loads {
+		l.cy = startCycler(tp, l.clients, 2*time.Millisecond)
+	}
+	t.Cleanup(func() {
+		for _, l := range loads {
+			l.cy.stop()
+		}
+	})
+	faults := []struct {
+		name string
+		do   func() error
+	}{
+		{"kill leader", func() error {
+			i, err := e.Leader()
+			if err != nil {
+				return err
+			}
+			if err := e.Kill(i); err != nil {
+				return err
+			}
+			time.Sleep(3 * time.Second)
+			return e.Restart(i)
+		}},
+		{"kill follower", func() error {
+			i, err := aFollower(e, -1)
+			if err != nil {
+				return err
+			}
+			if err := e.Kill(i); err != nil {
+				return err
+			}
+			time.Sleep(3 * time.Second)
+			return e.Restart(i)
+		}},
+		{"cut a quarter of the clients past their session timeout", func() error {
+			cut := rand.Perm(len(all))[:len(all)/4]
+			for _, i := range cut {
+				all[i].cut.Cut()
+			}
+			time.Sleep(2*expiryTimeout + tick)
+			for _, i := range cut {
+				all[i].cut.Heal()
+			}
+			return nil
+		}},
+		{"stop the whole ensemble for 3s", func() error {
+			for i := range e.Size() {
+				if err := e.Stop(i); err != nil {
+					return err
+				}
+			}
+			time.Sleep(3 * time.Second)
+			return e.StartStopped()
+		}},
+	}
+	end := time.Now().Add(*soak)
+	n := 0
+	for time.Now().Before(end) {
+		time.Sleep(5 * time.Second)
+		f := faults[n%len(faults)]
+		n++
+		at := tp.now()
+		if err := f.do(); err != nil {
+			t.Fatalf("fault %q: %v", f.name, err)
+		}
+		t.Logf("%v: %s (done at %v)", at.Round(time.Second), f.name, tp.now().Round(time.Millisecond))
+	}
+	lastFault := tp.now()
+	for _, l := range loads {
+		l.cy.waitAll(t, lastFault, 30*time.Second)
+	}
+	admin := zktest.Connect(t)
+	for _, l := range loads {
+		l.cy.stop()
+	}
+	for _, l := range loads {
+		holds, double, left := 0, 0, 0
+		var belief time.Duration
+		for _, p := range l.paths {
+			h, d, b := checkHistory(t, tp, l.v, p)
+			holds, double, belief = holds+h, double+d, max(belief, b)
+			left += nodesLeft(t, admin, l.v, p, expiryTimeout+2*time.Second)
+		}
+		report{fault: "soak", variant: l.v.name, holds: holds, double: double, left: left, recover: -1, belief: belief,
+			extra: []string{"duration=" + soak.String(), fmt.Sprintf("faults=%d", n)}}.log(t)
+		if s := l.cy.errorSummary(); s != "" {
+			t.Logf("%s: errors seen during the soak:\n%s", l.v.name, s)
+		}
+	}
+}

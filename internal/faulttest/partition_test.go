@@ -1,0 +1,446 @@
+package faulttest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/fence"
+	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// minHold is the shortest time for which a holder that falls silent (cut
+// off, paused) at moment s keeps the lock, counted from the last request
+// the servers heard from it: its session timeout; for a leased variant,
+// two thirds of the lease (it renews every third, and a waiter evicts it a
+// full lease after its last renewal).
+func (v *variant) minHold(st time.Duration) time.Duration {
+	if v.lease == nil {
+		return st
+	}
+	return min(st, 2*v.lease(st)/3)
+}
+
+// lockResult is the outcome of a Lock run in its own goroutine.
+type lockResult struct {
+	err error
+	at  time.Time
+}
+
+func lockAsync(ctx context.Context, c *client) <-chan lockResult {
+	ch := make(chan lockResult, 1)
+	go func() {
+		err := c.l.Lock(c.ctx(ctx))
+		ch <- lockResult{err, time.Now()}
+	}()
+	return ch
+}
+
+func await(t *testing.T, ch <-chan lockResult, within time.Duration, who string) lockResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(within):
+		t.Fatalf("%s: Lock still blocked after %v", who, within)
+		return lockResult{}
+	}
+}
+
+// waitQueued waits until c's Lock (running elsewhere) is waiting: its node
+// is in the queue, or (naive) it has sent its create and its watch.
+func waitQueued(t *testing.T, admin *zk.Conn, c *client) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	sid := c.conn.SessionID()
+	for time.Now().Before(deadline) {
+		if c.v.layout == locktest.NodeAtPath {
+			if c.l.(interface{ Stats() zklocks.Stats }).Stats().Requests >= 2 {
+				time.Sleep(20 * time.Millisecond) // let the watch request reach the server
+				return
+			}
+		} else {
+			kids, _, err := admin.Children(c.path)
+			if err == nil {
+				for _, k := range kids {
+					if _, st, err := admin.Get(c.path + "/" + k); err == nil && st.EphemeralOwner == sid {
+						return
+					}
+				}
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s: not queued after 10s", c.name)
+}
+
+// ownNodes lists the lock nodes on c's path that belong to c's session sid.
+func ownNodes(t *testing.T, admin *zk.Conn, c *client, sid int64) []string {
+	t.Helper()
+	nodes, err := lockNodes(admin, c.v, c.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range nodes {
+		p := n
+		if c.v.layout == locktest.ChildrenOfPath {
+			p = c.path + "/" + n
+		}
+		if _, st, err := admin.Get(p); err == nil && st.EphemeralOwner == sid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// waitSessionEnded waits until c has learned that session sid is over.
+func waitSessionEnded(t *testing.T, c *client, sid int64, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !c.sessionEnded(sid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: session %#x not over after %v", c.name, sid, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := waitConnected(c.conn, within); err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+}
+
+func waitConnected(conn *zk.Conn, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for conn.State() != zk.StateHasSession {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no session after %v (state %v)", within, conn.State())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil
+}
+
+// A holder cut off from the ensemble (its TCP connections closed, its
+// dials refused) while a waiter queues behind it:
+//   - the lock passes to the waiter only once the holder's session can
+//     have expired (the waiter's Lock returns no sooner than the session
+//     timeout after the last request the servers heard from the holder);
+//   - the holder's Done closes no later than the session timeout (plus a
+//     tick and DESIGN.md's second) after the cut;
+//   - healed, the holder does not believe it holds the lock: Done closed,
+//     Unlock reports the loss, and its write to a fenced store is refused;
+//     the new holder keeps its lock through all this.
+func TestCutHolder(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v *variant) {
+		ctx := testCtx(t, 60*time.Second)
+		tp := newTape()
+		path := zktest.LockPath(t)
+		admin := zktest.Connect(t)
+		store, err := fence.Create(filepath.Join(t.TempDir(), "store.json"), fence.Fenced)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newClient(t, tp, v, path, "holder", withTimeout(expiryTimeout), withCutter())
+		w := newClient(t, tp, v, path, "waiter")
+
+		if err := h.l.Lock(h.ctx(ctx)); err != nil {
+			t.Fatalf("holder: Lock: %v", err)
+		}
+		hh := tp.enter(h)
+		tokH, sidH := h.l.Token(), h.conn.SessionID()
+		if err := store.Write(tokH, "holder", "written by the holder"); err != nil {
+			t.Fatal(err)
+		}
+		doneH := make(chan time.Duration, 1)
+		go func(done <-chan struct{}) { <-done; doneH <- tp.now() }(h.l.Done())
+		wres := lockAsync(ctx, w)
+		waitQueued(t, admin, w)
+
+		// The last request the servers hear from the holder, then the cut.
+		syncSent := tp.now()
+		if _, err := h.conn.Sync(path); err != nil {
+			t.Fatal(err)
+		}
+		cutAt := tp.now()
+		h.cut.Cut()
+
+		r := await(t, wres, 2*h.st+10*time.Second, "waiter")
+		if r.err != nil {
+			t.Fatalf("waiter: Lock after the holder was cut off: %v", r.err)
+		}
+		wEnter := tp.at(r.at)
+		wh := tp.enterAt(w, wEnter)
+		if earliest := syncSent + v.minHold(h.st); wEnter < earliest-20*time.Millisecond {
+			t.Errorf("the waiter got the lock %v after the cut, before the holder's session (timeout %v) could have expired",
+				wEnter-cutAt, h.st)
+		}
+		var hDone time.Duration
+		select {
+		case hDone = <-doneH:
+		case <-time.After(h.st + tick + lossSlack):
+			t.Fatalf("holder: Done still open %v after the cut (session timeout %v)", tp.now()-cutAt, h.st)
+		}
+		if d := hDone - cutAt; d > h.st+tick+lossSlack {
+			t.Errorf("holder: Done closed %v after the cut; want within %v", d, h.st+tick+lossSlack)
+		}
+		tokW := w.l.Token()
+		if tokW <= tokH {
+			t.Errorf("waiter's token %d is not larger than the cut holder's %d", tokW, tokH)
+		}
+		if err := store.Write(tokW, "waiter", "written by the waiter"); err != nil {
+			t.Errorf("waiter's write: %v", err)
+		}
+
+		h.cut.Heal()
+		waitSessionEnded(t, h, sidH, 2*h.st+10*time.Second)
+		if !isClosed(h.l.Done()) {
+			t.Error("holder: Done open after it reconnected with a new session")
+		}
+		tp.leave(hh, hDone)
+		uerr := h.l.Unlock(h.ctx(ctx))
+		if !errors.Is(uerr, v.errs.Lost) && !errors.Is(uerr, v.errs.NotLocked) {
+			t.Errorf("holder: Unlock after its session expired: %v; want %v or %v", uerr, v.errs.Lost, v.errs.NotLocked)
+		}
+		werr := store.Write(tokH, "holder", "the holder's late write")
+		if !errors.Is(werr, fence.ErrStaleToken) {
+			t.Errorf("holder's late write: %v; want %v", werr, fence.ErrStaleToken)
+		}
+		if isClosed(w.l.Done()) {
+			t.Error("waiter: Done closed after the old holder came back")
+		}
+		if len(ownNodes(t, admin, w, w.conn.SessionID())) != 1 {
+			t.Error("waiter: its node is gone after the old holder came back")
+		}
+		tp.leave(wh, stillHeld)
+		if err := w.l.Unlock(w.ctx(ctx)); err != nil {
+			t.Errorf("waiter: Unlock: %v", err)
+		}
+		holds, double, belief := checkHistory(t, tp, v, path)
+		left := nodesLeft(t, admin, v, path, h.st+2*time.Second)
+		report{fault: "cut-holder", variant: v.name, holds: holds, double: double, left: left,
+			recover: wEnter - cutAt, belief: belief, extra: []string{
+				"done_after_cut=" + (hDone - cutAt).Round(time.Millisecond).String(),
+				"session=" + h.st.String(),
+				fmt.Sprintf("late_unlock=%q", errText(uerr)),
+				"late_write=rejected",
+			}}.log(t)
+	})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// A waiter cut off while it waits. Cut for longer than its session
+// timeout, it loses its place: the lock passes on, and when it reconnects
+// it must not take the lock on the strength of what it saw before (a
+// predecessor that went away while it was gone); it fails, or queues
+// afresh. Cut briefly, its session survives and it acquires in its turn.
+func TestCutWaiter(t *testing.T) {
+	forEachVariant(t, func(t *testing.T, v *variant) {
+		t.Run("expired", func(t *testing.T) { testCutWaiterExpired(t, v) })
+		t.Run("survived", func(t *testing.T) { testCutWaiterSurvived(t, v) })
+	})
+}
+
+func testCutWaiterExpired(t *testing.T, v *variant) {
+	ctx := testCtx(t, 90*time.Second)
+	tp := newTape()
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	h := newClient(t, tp, v, path, "holder")
+	w := newClient(t, tp, v, path, "waiter", withTimeout(expiryTimeout), withCutter())
+	x := newClient(t, tp, v, path, "other")
+	sidW := w.conn.SessionID()
+	probe := sessionProbe(t, w.conn)
+
+	if err := h.l.Lock(h.ctx(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	hh := tp.enter(h)
+	wres := lockAsync(ctx, w)
+	waitQueued(t, admin, w)
+	xres := lockAsync(ctx, x)
+	waitQueued(t, admin, x)
+
+	// The waiter drops off the network; while it is away the holder
+	// releases, the waiter's session expires, and the other client takes
+	// the lock.
+	cutAt := tp.now()
+	w.cut.Cut()
+	tp.leave(hh, stillHeld)
+	if err := h.l.Unlock(h.ctx(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, admin, probe, 2*w.st+10*time.Second)
+	xr := await(t, xres, 10*time.Second, "other")
+	if xr.err != nil {
+		t.Fatalf("other: Lock: %v", xr.err)
+	}
+	xh := tp.enterAt(x, tp.at(xr.at))
+	healAt := tp.now()
+	w.cut.Heal()
+
+	// The waiter comes back with a stale view while the other client
+	// holds the lock for three more seconds.
+	var wr lockResult
+	got := false
+	select {
+	case wr = <-wres:
+		got = true
+	case <-time.After(3 * time.Second):
+	}
+	tp.leave(xh, stillHeld)
+	if err := x.l.Unlock(x.ctx(ctx)); err != nil {
+		t.Errorf("other: Unlock: %v", err)
+	}
+	if !got {
+		wr = await(t, wres, 20*time.Second, "waiter")
+	}
+	outcome := "acquired"
+	rec := time.Duration(-1)
+	if wr.err == nil {
+		// Allowed only as a fresh acquisition; the history shows whether
+		// it overlapped the other client's hold.
+		rec = tp.at(wr.at) - healAt
+		wh := tp.enterAt(w, tp.at(wr.at))
+		tp.leave(wh, stillHeld)
+		if err := w.l.Unlock(w.ctx(ctx)); err != nil {
+			t.Errorf("waiter: Unlock: %v", err)
+		}
+	} else {
+		outcome = strconv.Quote(wr.err.Error())
+		if !errors.Is(wr.err, v.errs.Lost) && !clearOutageError(wr.err) && !errors.Is(wr.err, zk.ErrSessionExpired) {
+			t.Errorf("waiter: Lock after its session expired: %v; want %v or a connection error", wr.err, v.errs.Lost)
+		}
+	}
+	waitSessionEnded(t, w, sidW, 10*time.Second)
+	holds, double, belief := checkHistory(t, tp, v, path)
+	left := nodesLeft(t, admin, v, path, w.st+2*time.Second)
+	report{fault: "cut-waiter-expired", variant: v.name, holds: holds, double: double, left: left,
+		recover: rec, belief: belief, extra: []string{
+			"cut=" + (healAt - cutAt).Round(time.Millisecond).String(),
+			"session=" + w.st.String(),
+			"waiter=" + outcome,
+		}}.log(t)
+}
+
+func testCutWaiterSurvived(t *testing.T, v *variant) {
+	const st, cut = 4 * time.Second, 300 * time.Millisecond
+	ctx := testCtx(t, 90*time.Second)
+	tp := newTape()
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	h := newClient(t, tp, v, path, "holder")
+	w := newClient(t, tp, v, path, "waiter", withTimeout(st), withCutter())
+	x := newClient(t, tp, v, path, "other")
+	sidW := w.conn.SessionID()
+
+	if err := h.l.Lock(h.ctx(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	hh := tp.enter(h)
+	wres := lockAsync(ctx, w)
+	waitQueued(t, admin, w)
+	xres := lockAsync(ctx, x)
+	waitQueued(t, admin, x)
+
+	cutAt := tp.now()
+	w.cut.Cut()
+	tp.leave(hh, stillHeld)
+	if err := h.l.Unlock(h.ctx(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(cut)
+	healAt := tp.now()
+	w.cut.Heal()
+
+	// Both get the lock in turn; each holds it briefly.
+	var order []string
+	var rec time.Duration
+	for range 2 {
+		var r lockResult
+		var c *client
+		select {
+		case r = <-wres:
+			c, wres = w, nil
+			rec = tp.at(r.at) - healAt
+		case r = <-xres:
+			c, xres = x, nil
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no Lock returned 20s after the heal (acquired so far: %v)", order)
+		}
+		if r.err != nil {
+			t.Fatalf("%s: Lock: %v", c.name, r.err)
+		}
+		order = append(order, c.name)
+		hc := tp.enterAt(c, tp.at(r.at))
+		time.Sleep(20 * time.Millisecond)
+		tp.leave(hc, stillHeld)
+		if err := c.l.Unlock(c.ctx(ctx)); err != nil {
+			t.Errorf("%s: Unlock: %v", c.name, err)
+		}
+	}
+	if w.sessionEnded(sidW) {
+		t.Errorf("waiter: session %#x expired during a %v cut (timeout %v)", sidW, cut, st)
+	}
+	if v.layout == locktest.ChildrenOfPath && order[0] != "waiter" {
+		t.Errorf("acquired in the order %v: the waiter kept its place in the queue, it should have been first", order)
+	}
+	holds, double, belief := checkHistory(t, tp, v, path)
+	left := nodesLeft(t, admin, v, path, st+2*time.Second)
+	report{fault: "cut-waiter-survived", variant: v.name, holds: holds, double: double, left: left,
+		recover: rec, belief: belief, extra: []string{
+			"cut=" + (healAt - cutAt).Round(time.Millisecond).String(),
+			"session=" + st.String(),
+			"order=" + strings.Join(order, ","),
+		}}.log(t)
+}
+
+// sessionProbe creates an ephemeral node of conn's session, whose deletion
+// tells another client that the session has expired.
+func sessionProbe(t *testing.T, conn *zk.Conn) string {
+	t.Helper()
+	if _, err := conn.Create(zktest.Root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatal(err)
+	}
+	p, err := conn.Create(fmt.Sprintf("%s/probe-%016x-", zktest.Root, conn.SessionID()), nil,
+		zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitGone waits until path is deleted.
+func waitGone(t *testing.T, conn *zk.Conn, path string, within time.Duration) {
+	t.Helper()
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		ok, _, ch, err := conn.ExistsW(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-timer.C:
+			t.Fatalf("%s still there after %v", path, within)
+		}
+	}
+}

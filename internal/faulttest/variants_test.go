@@ -1,0 +1,150 @@
+package faulttest
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/bench"
+	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/naive"
+	"github.com/zklocks/zklocks/reentrant"
+	"github.com/zklocks/zklocks/sequential"
+	"github.com/zklocks/zklocks/timeout"
+)
+
+// variant is one lock as the fault tests see it. The bench registry
+// (bench.Names) is the list of locks this module ships; its factories are
+// fixed to the bench's 10s sessions and the default ACL, so this table
+// adds what fault tests need: the session timeout and ACL options, the
+// sentinels, and where the nodes live. TestVariantsCoverBench keeps the
+// two lists in step.
+type variant struct {
+	name   string
+	layout locktest.Layout
+	errs   locktest.Errors
+	// make creates one contender on conn, whose session timeout is st; a
+	// nil acl means the variant's default.
+	make func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error)
+	// owner, when set, carries the contender's identity in the context
+	// (the reentrant lock keys re-entry by it).
+	owner func(ctx context.Context, who string) context.Context
+	// lease is the hold lease the variant runs with here (timeout): a
+	// holder that can not renew it gives the lock up after lease.
+	lease func(st time.Duration) time.Duration
+	// recoversCreate: a Lock whose create lost its connection finds its
+	// node by GUID and goes on (the sequential family). naive gives up
+	// with the connection error instead.
+	recoversCreate bool
+}
+
+// leaseOf is how long a silent holder keeps the lock: its session
+// timeout, or its lease when it has a shorter one.
+func (v *variant) leaseOf(st time.Duration) time.Duration {
+	if v.lease == nil {
+		return st
+	}
+	return min(st, v.lease(st))
+}
+
+func (v *variant) ctx(ctx context.Context, who string) context.Context {
+	if v.owner == nil {
+		return ctx
+	}
+	return v.owner(ctx, who)
+}
+
+func aclOr(acl []zk.ACL) []zk.ACL {
+	if acl == nil {
+		return zk.WorldACL(zk.PermAll)
+	}
+	return acl
+}
+
+var variants = []*variant{
+	{
+		name:   "naive",
+		layout: locktest.NodeAtPath,
+		errs: locktest.Errors{BadPath: naive.ErrBadPath, NilConn: naive.ErrNilConn, Locked: naive.ErrLocked,
+			NotLocked: naive.ErrNotLocked, Lost: naive.ErrLockLost, AlreadyLocked: naive.ErrAlreadyLocked},
+		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
+			return naive.New(conn, path, naive.WithSessionTimeout(st), naive.WithACL(aclOr(acl)))
+		},
+	},
+	{
+		name:   "sequential",
+		layout: locktest.ChildrenOfPath,
+		errs: locktest.Errors{BadPath: sequential.ErrBadPath, NilConn: sequential.ErrNilConn, Locked: sequential.ErrLocked,
+			NotLocked: sequential.ErrNotLocked, Lost: sequential.ErrLockLost, AlreadyLocked: sequential.ErrAlreadyLocked},
+		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
+			return sequential.New(conn, path, sequential.WithSessionTimeout(st), sequential.WithACL(aclOr(acl)))
+		},
+		recoversCreate: true,
+	},
+	reentrantVariant(reentrant.InMemory),
+	reentrantVariant(reentrant.InNode),
+	{
+		name:   "timeout",
+		layout: locktest.ChildrenOfPath,
+		errs: locktest.Errors{BadPath: timeout.ErrBadPath, NilConn: timeout.ErrNilConn, Locked: timeout.ErrLocked,
+			NotLocked: timeout.ErrNotLocked, Lost: timeout.ErrLockLost, AlreadyLocked: timeout.ErrAlreadyLocked},
+		// The lease is the session timeout: renewed every third of it.
+		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
+			return timeout.New(conn, path, timeout.WithSessionTimeout(st), timeout.WithLease(st), timeout.WithACL(aclOr(acl)))
+		},
+		lease:          func(st time.Duration) time.Duration { return st },
+		recoversCreate: true,
+	},
+}
+
+func reentrantVariant(mode reentrant.CountMode) *variant {
+	return &variant{
+		name:   "reentrant-" + mode.String(),
+		layout: locktest.ChildrenOfPath,
+		errs: locktest.Errors{BadPath: reentrant.ErrBadPath, NilConn: reentrant.ErrNilConn, Locked: reentrant.ErrLocked,
+			NotLocked: reentrant.ErrNotLocked, Lost: reentrant.ErrLockLost, AlreadyLocked: reentrant.ErrAlreadyLocked},
+		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
+			return reentrant.New(conn, path, reentrant.WithCountMode(mode), reentrant.WithSessionTimeout(st),
+				reentrant.WithACL(aclOr(acl)))
+		},
+		owner:          reentrant.WithOwner,
+		recoversCreate: true,
+	}
+}
+
+func variantNamed(name string) *variant {
+	for _, v := range variants {
+		if v.name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// notFaultTested are bench entries that are not locks of this module.
+var notFaultTested = map[string]string{
+	"zk-peer": "go-zookeeper's own Lock, the bench's point of comparison: no ctx, no Done, no token",
+}
+
+// Every lock the bench knows is fault-tested here.
+func TestVariantsCoverBench(t *testing.T) {
+	for _, name := range bench.Names() {
+		if _, skip := notFaultTested[name]; skip {
+			continue
+		}
+		if variantNamed(name) == nil {
+			t.Errorf("bench variant %q has no entry in faulttest's variants table", name)
+		}
+	}
+	var names []string
+	for _, v := range variants {
+		names = append(names, v.name)
+	}
+	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(variants) {
+		t.Errorf("duplicate variant names: %v", names)
+	}
+}
