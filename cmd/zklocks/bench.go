@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -51,6 +52,7 @@ type benchFlags struct {
 	out          string
 	headlineN    int
 	progress     bool
+	cpuprofile   string
 }
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
@@ -74,6 +76,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.StringVar(&f.out, "out", "docs/results", "directory for README.md, bench.txt and the figures (empty: write nothing)")
 	fs.IntVar(&f.headlineN, "headline-n", 16, "contenders of the headline comparison (sequential vs floor and peer)")
 	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client side (this process) to this file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, err
@@ -142,6 +145,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stop()
+
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
+	}
 
 	rep := &bench.Report{Env: env}
 	var failures []string
