@@ -308,7 +308,9 @@ func TestRenewalKeepsSlowHolder(t *testing.T) {
 
 	b := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
 	c := newMutex(t, zktest.Connect(t), path) // no lease of its own: still a judge of others'
-	bRes, cRes := lockAsync(ctx, b), lockAsync(ctx, c)
+	bRes := lockAsync(ctx, b)
+	waitChildren(t, raw, path, 2) // b queues before c
+	cRes := lockAsync(ctx, c)
 	kids := waitChildren(t, raw, path, 3)
 
 	time.Sleep(3 * lease)
@@ -326,7 +328,8 @@ func TestRenewalKeepsSlowHolder(t *testing.T) {
 			assert.Zero(t, stat(t, raw, path+"/"+k).Version, "waiter %s wrote its node while the holder renewed", k)
 		}
 	}
-	t.Logf("held %v with a %v lease: %d renewals; waiters wrote nothing", 3*lease, lease, renewals)
+	t.Logf("held %v with a %v lease: %d renewals; waiters wrote nothing; watch events: b (next in line) %d, c %d",
+		3*lease, lease, renewals, b.Stats().Notifications, c.Stats().Notifications)
 
 	require.NoError(t, a.Unlock(ctx))
 	acquired(t, bRes, wait)
