@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +107,11 @@ type Result struct {
 	Holds int
 	// Rounds is the number of runs merged into this result (Merge).
 	Rounds int
+	// LostHolds counts holds the lock reported lost before Unlock (Done
+	// closed, Unlock failing with the variant's ErrLockLost): a lease
+	// lock's eviction of a holder it judged stalled. They are left out of
+	// the mutual exclusion check and counted here instead.
+	LostHolds int64
 
 	hists *runHists
 }
@@ -132,6 +138,7 @@ func (r *Result) Merge(o Result) error {
 	}
 	r.Acquisitions += o.Acquisitions
 	r.Holds += o.Holds
+	r.LostHolds += o.LostHolds
 	r.Elapsed += o.Elapsed
 	r.Notifications += o.Notifications
 	r.SelfNotifications += o.SelfNotifications
@@ -262,18 +269,26 @@ type contender struct {
 	wake    []time.Duration // that event to the next holder's Lock returning
 	base    time.Duration   // clock() at the run's start
 	holds   []Hold
+	lost    int64 // holds reported lost by the lock
 	// owned is the set of nodes this contender held, for locks that name
 	// their node (Node()).
 	owned map[string]bool
 }
 
 // Hold is one recorded hold: Enter just after Lock returned, Exit just
-// before Unlock was called, both on the run's monotonic clock.
+// before Unlock was called, both on the run's monotonic clock. Lost marks
+// a hold the lock reported lost before Unlock.
 type Hold struct {
 	Contender   int
 	Enter, Exit time.Duration
 	Token       int64
+	Lost        bool
 }
+
+// isLost recognises the variants' "lock lost" errors by their common
+// sentinel text ("<pkg>: lock lost"), since each package has its own
+// ErrLockLost.
+func isLost(err error) bool { return err != nil && strings.Contains(err.Error(), "lock lost") }
 
 // Run performs one run. Sessions are opened, and the lock path prepared,
 // before the servers' counters are read, and closed after they are read
@@ -435,6 +450,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		srv.recordAll(c.server)
 		wake.recordAll(c.wake)
 		holds = append(holds, c.holds...)
+		res.LostHolds += c.lost
 		res.Notifications += c.s.events.Load()
 		// Self: every event that reached a holder, plus, for locks that
 		// name their node, events about it that came while acquiring (a
@@ -522,6 +538,7 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 			}
 		}
 		token := c.l.Token()
+		done := c.l.Done()
 		if namer != nil {
 			if c.owned == nil {
 				c.owned = map[string]bool{}
@@ -549,10 +566,24 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 		}
 		uerr := c.l.Unlock(uctx)
 		c.s.holding.Store(false)
-		if uerr != nil {
-			return errors.Join(err, fmt.Errorf("Unlock: %w", uerr))
-		}
-		if err != nil {
+		if uerr != nil || err != nil {
+			// A hold the lock itself reports lost (Done closed before
+			// Unlock: a lease lock evicted a holder it judged stalled) is
+			// counted, left out of the exclusion check (the lock told
+			// the holder to stop; only its fencing token protects), and
+			// the contender goes on. Any other error ends the run.
+			select {
+			case <-done:
+				if uerr == nil || isLost(uerr) {
+					c.holds[len(c.holds)-1].Lost = true
+					c.lost++
+					continue
+				}
+			default:
+			}
+			if uerr != nil {
+				return errors.Join(err, fmt.Errorf("Unlock: %w", uerr))
+			}
 			return err
 		}
 		if cfg.Idle > 0 {
@@ -565,11 +596,15 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 // (the one the conformance suite uses): no two holds overlap, and fencing
 // tokens grow strictly from one hold to the next. A lock that gives no
 // tokens at all (the peer: Token is always 0) is checked for overlaps only.
+// Holds the lock reported lost are left out.
 func CheckHistory(holds []Hold) error {
-	h := make(locktest.History, len(holds))
+	h := make(locktest.History, 0, len(holds))
 	tokens := false
-	for i, x := range holds {
-		h[i] = locktest.Hold{Holder: fmt.Sprintf("contender %d", x.Contender), Enter: x.Enter, Exit: x.Exit, Token: x.Token}
+	for _, x := range holds {
+		if x.Lost {
+			continue
+		}
+		h = append(h, locktest.Hold{Holder: fmt.Sprintf("contender %d", x.Contender), Enter: x.Enter, Exit: x.Exit, Token: x.Token})
 		tokens = tokens || x.Token != 0
 	}
 	if !tokens {

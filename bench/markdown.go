@@ -190,6 +190,10 @@ Mechanisms, traced with the counters above (req/acq is the lock's own request co
   with holds much shorter than the lease. The release's delete then meets the same BadVersion as above. Hence
   about 4 writes per acquisition and 2 watchers woken per release.
 
+- **lost**: holds the lock itself reported lost before Unlock (its Done closed, Unlock failed with ErrLockLost): a
+  lease lock (timeout) evicting a holder it judged stalled on a loaded machine. They are counted, not checked for
+  overlap (the lock told the holder to stop; only its fencing token protects the resource then).
+
 Every run records its holds and checks mutual exclusion (no two holds overlap, fencing tokens grow) and that
 no lock node is left behind; a violation fails the whole bench.
 `)

@@ -163,6 +163,7 @@ var columns = []column{
 		return fmt.Sprintf("%.2f", r.per(r.LockStats.Requests))
 	}},
 	{"pkts in/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.PacketsPerAcquisition()) }},
+	{"lost", func(r Result) string { return fmt.Sprint(r.LostHolds) }},
 }
 
 func (r *Report) sortedResults() []Result {

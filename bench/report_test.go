@@ -111,21 +111,25 @@ func TestReportOutputs(t *testing.T) {
 }
 
 func TestCheckHistory(t *testing.T) {
-	ok := []Hold{{0, 1, 2, 10}, {1, 2, 3, 11}, {0, 5, 6, 12}}
+	ok := []Hold{{0, 1, 2, 10, false}, {1, 2, 3, 11, false}, {0, 5, 6, 12, false}}
 	if err := CheckHistory(ok); err != nil {
 		t.Fatalf("clean history: %v", err)
 	}
-	overlap := []Hold{{0, 1, 3, 10}, {1, 2, 4, 11}}
+	overlap := []Hold{{0, 1, 3, 10, false}, {1, 2, 4, 11, false}}
 	if err := CheckHistory(overlap); err == nil {
 		t.Fatal("overlap not caught")
 	}
-	stale := []Hold{{0, 1, 2, 11}, {1, 3, 4, 10}}
+	stale := []Hold{{0, 1, 2, 11, false}, {1, 3, 4, 10, false}}
 	if err := CheckHistory(stale); err == nil {
 		t.Fatal("token going back not caught")
 	}
-	noTokens := []Hold{{0, 1, 2, 0}, {1, 3, 4, 0}}
+	noTokens := []Hold{{0, 1, 2, 0, false}, {1, 3, 4, 0, false}}
 	if err := CheckHistory(noTokens); err != nil {
 		t.Fatalf("a lock without tokens: %v", err)
+	}
+	lost := []Hold{{0, 1, 5, 10, true}, {1, 2, 3, 11, false}}
+	if err := CheckHistory(lost); err != nil {
+		t.Fatalf("a hold reported lost is not checked: %v", err)
 	}
 }
 

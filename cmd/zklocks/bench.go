@@ -70,7 +70,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
 	fs.BoolVar(&f.fsync, "fsync", true, "local ensemble: fsync the transaction log before acknowledging (forceSync)")
 	fs.DurationVar(&f.tick, "tick", 200*time.Millisecond, "local ensemble: ZooKeeper tick time")
-	fs.IntVar(&f.floorSamples, "floor-samples", 40, "samples per floor measurement (floors are measured before each N)")
+	fs.IntVar(&f.floorSamples, "floor-samples", 80, "samples per floor measurement (floors are measured before each N)")
 	fs.DurationVar(&f.idle, "idle", 0, "time a contender waits after releasing before it asks again")
 	fs.DurationVar(&bench.TimeoutLease, "lease", bench.TimeoutLease, "hold lease of the timeout variant")
 	fs.StringVar(&f.out, "out", "docs/results", "directory for README.md, bench.txt and the figures (empty: write nothing)")
