@@ -46,8 +46,9 @@ const (
 	opCreate2 = 15
 )
 
-// dropper is a zk.Dialer whose connections break once, around the first
-// create whose path match accepts: between the request and its reply.
+// dropper is a zk.Dialer whose connections break once, around a create
+// whose path match accepts: the first such request (dropRequest), or the
+// first such create that the server applies (dropReply).
 type dropper struct {
 	mode  dropMode
 	match func(path string) bool
@@ -61,7 +62,6 @@ type dropper struct {
 	mu      sync.Mutex
 	armed   bool
 	fired   bool
-	path    string
 	firedCh chan struct{}
 }
 
@@ -77,16 +77,20 @@ func (d *dropper) dial(network, addr string, timeout time.Duration) (net.Conn, e
 	return &dropConn{Conn: nc, d: d}, nil
 }
 
-// take disarms the dropper if path is the one to drop.
-func (d *dropper) take(path string) bool {
+// matches reports whether a create of path is one to drop.
+func (d *dropper) matches(path string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.armed || !d.match(path) {
-		return false
-	}
+	return d.armed && d.match(path)
+}
+
+// take disarms the dropper; false if it was disarmed already.
+func (d *dropper) take() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	was := d.armed
 	d.armed = false
-	d.path = path
-	return true
+	return was
 }
 
 func (d *dropper) fire() {
@@ -112,8 +116,7 @@ type dropConn struct {
 	wrote, read bool // the handshake has gone out / come back
 
 	mu      sync.Mutex
-	pending int32 // xid whose reply to drop
-	waiting bool
+	pending map[int32]bool // xids of matching creates in flight
 	rbuf    []byte
 }
 
@@ -126,15 +129,20 @@ func (c *dropConn) Write(p []byte) (int, error) {
 		xid := int32(binary.BigEndian.Uint32(p[4:8]))
 		op := int32(binary.BigEndian.Uint32(p[8:12]))
 		plen := int(int32(binary.BigEndian.Uint32(p[12:16])))
-		if (op == opCreate || op == opCreate2) && plen >= 0 && 16+plen <= len(p) && c.d.take(string(p[16:16+plen])) {
+		if (op == opCreate || op == opCreate2) && plen >= 0 && 16+plen <= len(p) && c.d.matches(string(p[16:16+plen])) {
 			switch c.d.mode {
 			case dropRequest:
-				c.Conn.Close()
-				c.d.fire()
-				return len(p), nil // "sent"; the reply will never come
+				if c.d.take() {
+					c.Conn.Close()
+					c.d.fire()
+					return len(p), nil // "sent"; the reply will never come
+				}
 			case dropReply:
 				c.mu.Lock()
-				c.pending, c.waiting = xid, true
+				if c.pending == nil {
+					c.pending = map[int32]bool{}
+				}
+				c.pending[xid] = true
 				c.mu.Unlock()
 			}
 		}
@@ -142,6 +150,9 @@ func (c *dropConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// Read passes the server's replies on, except the first successful reply
+// to a matching create (dropReply): that one breaks the connection, after
+// the server has applied the create.
 func (c *dropConn) Read(p []byte) (int, error) {
 	if len(c.rbuf) == 0 {
 		var hdr [4]byte
@@ -156,12 +167,14 @@ func (c *dropConn) Read(p []byte) (int, error) {
 		if _, err := io.ReadFull(c.Conn, body); err != nil {
 			return 0, err
 		}
-		if c.read && len(body) >= 4 {
+		if c.read && len(body) >= 16 {
 			xid := int32(binary.BigEndian.Uint32(body[:4]))
+			ok := binary.BigEndian.Uint32(body[12:16]) == 0 // the reply's error code
 			c.mu.Lock()
-			drop := c.waiting && xid == c.pending
+			ours := c.pending[xid]
+			delete(c.pending, xid)
 			c.mu.Unlock()
-			if drop {
+			if ours && ok && c.d.take() {
 				if c.d.hold != nil {
 					close(c.d.intercepted)
 					<-c.d.hold

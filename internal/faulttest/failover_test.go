@@ -35,7 +35,7 @@ func startWorkloads(t *testing.T, tp *tape, n int, hold time.Duration) []*worklo
 		ws = append(ws, w)
 	}
 	for _, w := range ws {
-		w.cy = startCycler(tp, w.clients, hold)
+		w.cy = startCycler(tp, w.clients, hold, 10*time.Second)
 	}
 	t.Cleanup(func() {
 		for _, w := range ws {

@@ -366,8 +366,10 @@ type cycler struct {
 	unlockErrs map[string]int
 }
 
-func startCycler(tp *tape, clients []*client, hold time.Duration) *cycler {
-	cy := &cycler{tp: tp, clients: clients, hold: hold, lockWait: 10 * time.Second,
+// startCycler starts one goroutine per client; each Lock call is bounded
+// by lockWait.
+func startCycler(tp *tape, clients []*client, hold, lockWait time.Duration) *cycler {
+	cy := &cycler{tp: tp, clients: clients, hold: hold, lockWait: lockWait,
 		acquired: make([]int, len(clients)), last: make([]time.Duration, len(clients)),
 		lockErrs: map[string]int{}, unlockErrs: map[string]int{}}
 	for i := range cy.last {

@@ -30,8 +30,8 @@ func TestLoad(t *testing.T) {
 		}
 		admin := zktest.Connect(t)
 		start := time.Now()
-		cy := startCycler(tp, clients, 0)
-		cy.lockWait = 2 * time.Minute // naive is unfair: a contender can lose many races in a row
+		// naive is unfair: a contender can lose many races in a row.
+		cy := startCycler(tp, clients, 0, 2*time.Minute)
 		deadline := time.Now().Add(2 * time.Minute)
 		for cy.total() < target && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
@@ -92,7 +92,7 @@ func TestSoak(t *testing.T) {
 		loads = append(loads, l)
 	}
 	for _, l := range loads {
-		l.cy = startCycler(tp, l.clients, 2*time.Millisecond)
+		l.cy = startCycler(tp, l.clients, 2*time.Millisecond, 10*time.Second)
 	}
 	t.Cleanup(func() {
 		for _, l := range loads {
