@@ -76,10 +76,10 @@
 // sets it again at its next poll. The waiter columns are paid by someone
 // else: the next contender in the queue watches the holder's node with a
 // data watch, so every count write wakes it and it reads the node again
-// (one notification and one request per write). On top of that, the last
-// Unlock of a hold that re-entered costs two more requests than a plain
-// one (sequential deletes at the version it created the node with, gets
-// BadVersion, reads the node and deletes at the new version).
+// (one notification and one request per write). The last Unlock costs
+// what a plain one does, one delete, whatever count writes moved the
+// node's version on (the sequential lock deletes its own node by name, at
+// any version).
 //
 //	go test -run '^$' -bench BenchmarkReentry -benchtime 2s ./reentrant/
 //

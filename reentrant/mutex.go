@@ -426,7 +426,7 @@ func (m *Mutex) endLocked(h *holding) {
 // was cut off but its session survived) and books its traffic. It waits at
 // most until ctx ends or a session timeout passes: a delete that cannot be
 // done by then goes on in the background (sequential's Unlock hands it to
-// zkop.DeleteNowOrLater), so a waiter that reaps a lost hold is not held
+// zkop.DeleteEventually), so a waiter that reaps a lost hold is not held
 // up past its own deadline.
 func (m *Mutex) dispose(ctx context.Context, seq *sequential.Mutex) {
 	if seq == nil {

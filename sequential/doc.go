@@ -129,10 +129,12 @@
 // # What the notes' demo gets wrong (notes §5.2)
 //
 // The demo sorts the full names (mixing name forms breaks the order),
-// deletes with version -1 without knowing whose node it is, creates with
-// no protection against a lost answer, leaves its node behind when
-// interrupted, and gives no sign when its node or session is lost. Each of
-// these has a test here. The re-entrancy of notes §4.2 is in package
+// deletes with version -1 by a name that only its sequence number makes
+// unique and that may be left over from an earlier acquisition (sequence
+// numbers start over when the lock path is removed and made again; ours
+// also carry the acquisition's GUID), creates with no protection against
+// a lost answer, leaves its node behind when interrupted, and gives no
+// sign when its node or session is lost. Each of these has a test here. The re-entrancy of notes §4.2 is in package
 // reentrant; the timeouts and the lease of §4.3 and §6.2 in package
 // timeout.
 package sequential

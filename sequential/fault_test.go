@@ -261,15 +261,21 @@ func TestFoundNodeOfAnotherSession(t *testing.T) {
 // the background, and the next waiter gets the lock once it goes through.
 // Whether Unlock's ctx ends first (Short) or the client gives up on the
 // servers first (Long: go-zookeeper fails queued requests with
-// ErrNoServer after a round of failed dials), Unlock returns nil.
+// ErrNoServer after a round of failed dials), Unlock returns nil. The
+// node's data may have been rewritten since the create (DataChanged: the
+// reentrant and timeout packages do that); the background delete must
+// still remove it, whatever its version.
 func TestUnlockWhileCutOff(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		unlockIn time.Duration // Unlock's ctx
 		cutFor   time.Duration
+		rewrite  bool // rewrite the node's data before the cut
 	}{
-		{"Short", 200 * time.Millisecond, 300 * time.Millisecond},
-		{"Long", 10 * time.Second, 1500 * time.Millisecond},
+		{"Short", 200 * time.Millisecond, 300 * time.Millisecond, false},
+		{"Long", 10 * time.Second, 1500 * time.Millisecond, false},
+		{"ShortDataChanged", 200 * time.Millisecond, 300 * time.Millisecond, true},
+		{"LongDataChanged", 10 * time.Second, 1500 * time.Millisecond, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testContext(t, 30*time.Second)
@@ -279,6 +285,10 @@ func TestUnlockWhileCutOff(t *testing.T) {
 			w := newContender(t, path)
 			require.NoError(t, h.m.Lock(ctx))
 			node, sid := h.m.Node(), h.conn.SessionID()
+			if tc.rewrite {
+				_, err := h.conn.Set(node, []byte("rewritten"), -1)
+				require.NoError(t, err)
+			}
 			res := lockAsync(ctx, w.m)
 			waitQueued(t, w.m, w.conn)
 

@@ -115,12 +115,11 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // Its fields are written by the acquiring goroutine only, under Mutex.mu
 // where other methods read them.
 type attempt struct {
-	guid    string
-	name    string        // our node's name under the lock path, once known
-	node    string        // its full path
-	mon     *hold.Monitor // watches node from right after the create
-	czxid   int64         // node's czxid: the fencing token
-	version int32         // node's data version when we read it
+	guid  string
+	name  string        // our node's name under the lock path, once known
+	node  string        // its full path
+	mon   *hold.Monitor // watches node from right after the create
+	czxid int64         // node's czxid: the fencing token
 	// unsure is set when a create may have been applied without our
 	// learning the node's name (connection lost or ctx done while it was
 	// in flight): only then can a twin with our GUID exist.

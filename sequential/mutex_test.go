@@ -362,22 +362,33 @@ func TestLossAndUnlock(t *testing.T) {
 }
 
 // TestUnlockAfterDataChange: the reentrant and timeout packages rewrite
-// their own node's data; Unlock still deletes it.
+// their own node's data; Unlock still deletes it, with one request (a
+// delete at the version seen at create would fail with BadVersion, a
+// logged error transaction, and need a read and a second delete).
 func TestUnlockAfterDataChange(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	h := newContender(t, path, sequential.WithData([]byte("v0")))
 	require.NoError(t, h.m.Lock(ctx))
+	before := h.m.Stats()
 	_, err := h.conn.Set(h.m.Node(), []byte("v1"), 0)
 	require.NoError(t, err)
-	time.Sleep(50 * time.Millisecond) // let the data-change event pass the hold monitor
+	// The change fires the hold monitor's watch on our node; it sets the
+	// watch again with one read. After that the Mutex sends nothing until
+	// Unlock.
+	waitFor(t, 10*time.Second, "the hold monitor re-armed its watch", func() bool {
+		st := h.m.Stats()
+		return st.Notifications > before.Notifications && st.Requests > before.Requests
+	})
 	select {
 	case <-h.m.Done():
 		t.Fatal("a data change ended the hold")
 	default:
 	}
+	before = h.m.Stats()
 	require.NoError(t, h.m.Unlock(ctx))
-	assert.Equal(t, 0, queueLen(t, h.conn, path))
+	assert.Equal(t, int64(1), h.m.Stats().Requests-before.Requests, "Unlock is one delete")
+	assert.Equal(t, 0, queueLen(t, fresh(t, h.conn), path))
 }
 
 // TestWaitHook: the hook runs once the watch on the predecessor is set,

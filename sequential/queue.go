@@ -378,7 +378,7 @@ func (m *Mutex) adopt(ctx context.Context, a *attempt, name string, b *backoff) 
 		switch {
 		case err == nil:
 			m.mu.Lock()
-			a.name, a.node, a.mon, a.czxid, a.version = name, node, mon, stat.Czxid, stat.Version
+			a.name, a.node, a.mon, a.czxid = name, node, mon, stat.Czxid
 			m.mu.Unlock()
 			return true, nil
 		case errors.Is(err, hold.ErrSessionExpired), errors.Is(err, hold.ErrNodeDeleted):
@@ -552,32 +552,32 @@ func (m *Mutex) position(ctx context.Context, a *attempt) ([]entry, int, error) 
 	return kept, idx, nil
 }
 
-// remove deletes our node, at the data version we last saw. A version
-// mismatch means our own node's data was rewritten since (the reentrant
-// and timeout packages write to it): it is read again, and deleted at its
-// new version if its czxid shows it is still the node we created. When
-// the ensemble can not be reached now, the delete goes on in the
-// background (zkop.DeleteNowOrLater).
+// remove deletes our node, whatever its data version. When the ensemble
+// can not be reached now (or ctx ends), the delete goes on in the
+// background (zkop.DeleteEventually) until it succeeds or the session ends.
+//
+// Version -1 is safe here, and saves a round trip on the path of every
+// handoff: the reentrant and timeout packages rewrite our node's data (the
+// count, the lease), so a delete at the version seen at create would fail
+// with BadVersion (a logged error transaction) and have to read the node
+// and delete again. Our node's name carries this acquisition's random
+// GUID, which no other contender uses, so it can name no one else's node,
+// now or later (a sequence number alone could: the lock path is a
+// container, and once the server has removed it and someone has made it
+// again, its counter starts over). At worst our node is already gone,
+// deleted by someone else or with an expired session, and the delete
+// finds nothing. The naive lock must never delete with -1: every holder
+// there uses the same fixed path, so a late blind delete removes the next
+// holder's node. Its clean-up, and the background one here
+// (zkop.DeleteEventually), read the node first and delete it only if it
+// is an ephemeral node of this session.
 func (m *Mutex) remove(ctx context.Context, a *attempt) error {
-	version := a.version
-	for i := 0; ; i++ {
-		err := m.c.DeleteNowOrLater(ctx, a.node, version)
-		if !errors.Is(err, zk.ErrBadVersion) || i == 2 {
-			return err
-		}
-		_, stat, err := m.c.Get(ctx, a.node)
-		switch {
-		case err != nil && (transient(err) || ctx.Err() != nil):
-			// Its name, with our GUID in it, can name no other node.
-			m.c.DeleteEventually(a.node, -1)
-			return nil
-		case err != nil:
-			return err
-		case stat.Czxid != a.czxid:
-			return zk.ErrNoNode // ours is gone; this one is not ours
-		}
-		version = stat.Version
+	err := m.c.Delete(ctx, a.node, -1)
+	if err != nil && (transient(err) || ctx.Err() != nil) {
+		m.c.DeleteEventually(a.node, -1)
+		return nil
 	}
+	return err
 }
 
 // abandon undoes a failed acquisition: it stops the watch on our node and

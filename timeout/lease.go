@@ -217,14 +217,19 @@ func (h *leaseHold) end(reason error) {
 }
 
 // drop removes our node after we gave the hold up ourselves, so the next
-// contender need not wait for an eviction. Any version may go: the node's
-// name carries our GUID, so it can name no one else's node. If the
+// contender need not wait for an eviction. Any version may go, without a
+// read first: the node's name carries our acquisition's GUID, so it can
+// name no one else's node (see the sequential lock's Unlock). If the
 // ensemble cannot be reached, the delete goes on in the background until
-// the node or the session is gone.
+// the node or the session is gone (zkop.DeleteEventually, which does read
+// first and deletes only a node of this session).
 func (h *leaseHold) drop() {
 	ctx, cancel := context.WithTimeout(context.Background(), h.lease)
 	defer cancel()
-	_ = h.m.client.DeleteNowOrLater(ctx, h.node, -1)
+	err := h.m.client.Delete(ctx, h.node, -1)
+	if err != nil && (transient(err) || ctx.Err() != nil) {
+		h.m.client.DeleteEventually(h.node, -1)
+	}
 }
 
 // Timing of the waiters' side.

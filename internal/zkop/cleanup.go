@@ -9,27 +9,27 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// DeleteEventually deletes path (at version, or, when version is -1, at
-// whatever version it has provided it is an ephemeral node of this
-// client's session) in the background, retrying while the ensemble cannot
-// be reached.
+// Eventually runs attempt in the background until it reports done,
+// retrying with a growing pause (20ms doubling up to 1s) while it does not.
+// Each attempt gets a context bounded by the session timeout.
 //
-// It gives up in three cases, each of which means the node is gone or is
-// no longer ours to delete: the delete succeeded or found no node (or a
-// newer version: someone else's node now); the connection now has another
-// session (the old session, and with it every ephemeral node, is gone); or
-// every attempt has failed for longer than the session timeout (the server
-// has expired a session it has not heard from for that long).
-func (c *Client) DeleteEventually(path string, version int32) {
+// It gives up, as a clean-up of this session's ephemeral nodes may: when
+// the connection now has another session than when Eventually was called
+// (the old session, and every ephemeral node of it, is gone); when the
+// connection has been closed (zk.ErrClosing: closing it ends the session);
+// or when every attempt has failed for longer than the session timeout
+// (the servers have expired a session they have not heard from for that
+// long). The goroutine ends with it, so nothing outlives the session.
+func (c *Client) Eventually(attempt func(ctx context.Context) (done bool, err error)) {
 	sid := c.Conn.SessionID()
 	go func() {
 		start := time.Now()
 		backoff := 20 * time.Millisecond
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout)
-			err := c.deleteOurs(ctx, path, version, sid)
+			done, err := attempt(ctx)
 			cancel()
-			if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+			if done || errors.Is(err, zk.ErrClosing) {
 				return
 			}
 			if c.Conn.SessionID() != sid || time.Since(start) > c.SessionTimeout+time.Second {
@@ -39,6 +39,24 @@ func (c *Client) DeleteEventually(path string, version int32) {
 			backoff = min(2*backoff, time.Second)
 		}
 	}()
+}
+
+// DeleteEventually deletes path (at version, or, when version is -1, at
+// whatever version it has provided it is an ephemeral node of this
+// client's session) in the background with Eventually, retrying while the
+// ensemble cannot be reached.
+//
+// Besides Eventually's reasons it stops when the delete succeeded or found
+// no node (or a newer version: someone else's node now).
+func (c *Client) DeleteEventually(path string, version int32) {
+	sid := c.Conn.SessionID()
+	c.Eventually(func(ctx context.Context) (bool, error) {
+		err := c.deleteOurs(ctx, path, version, sid)
+		if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+			return true, nil
+		}
+		return false, err
+	})
 }
 
 // DeleteNowOrLater deletes path at version (-1 as for DeleteEventually), waiting at most until ctx is
