@@ -59,6 +59,12 @@ func (h Headline) String() string {
 	if h.HavePeer {
 		s += fmt.Sprintf("; peer handoff p50 %s ms (sequential/peer %s); throughput sequential %.1f/s vs peer %.1f/s = %s (target >= 1.20x)",
 			ms(h.Peer.Handoff.P50), ratioStr(h.SeqVsPeerHandoff), h.Seq.Throughput(), h.Peer.Throughput(), ratioStr(h.SeqVsPeerThroughput))
+		split := func(r Result) string {
+			return fmt.Sprintf("%s / %s / %s ms", msOrMicro(r.HandoffRelease.P50), ms(r.HandoffServer.P50), msOrMicro(r.HandoffWake.P50))
+		}
+		s += fmt.Sprintf(". Handoff split release / server / wake p50: sequential %s, peer %s", split(h.Seq), split(h.Peer))
+		s += fmt.Sprintf("; packets the servers received per acquisition: sequential %.2f, peer %.2f",
+			h.Seq.PacketsPerAcquisition(), h.Peer.PacketsPerAcquisition())
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -105,21 +106,29 @@ func (r *Report) plot(f figure) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i)
+		// The same look for a variant in every figure and every run.
+		k := slices.Index(order, v)
+		if k < 0 {
+			k = len(order) + i
+		}
+		line.Color = plotutil.Color(k)
+		line.Dashes = plotutil.Dashes(k)
 		line.Width = vg.Points(1.5)
-		points.Color = plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
+		points.Color = plotutil.Color(k)
+		points.Shape = plotutil.Shape(k)
 		p.Add(line, points)
 		p.Legend.Add(v, line, points)
 	}
 	if first {
 		return p, nil // nothing to draw: an empty, labelled figure
 	}
+	// Headroom above the data for the legend (top left).
+	rows := float64(len(r.variants()))
 	if f.logY {
-		p.Y.Min, p.Y.Max = minY/1.3, maxY*1.3
+		p.Y.Min = minY / 1.3
+		p.Y.Max = maxY * math.Pow(maxY/p.Y.Min, 0.07*rows)
 	} else {
-		p.Y.Max = maxY * 1.15
+		p.Y.Max = maxY * (1.1 + 0.09*rows)
 	}
 	return p, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,6 +54,7 @@ type benchFlags struct {
 	headlineN    int
 	progress     bool
 	cpuprofile   string
+	render       string
 }
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
@@ -77,6 +79,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.IntVar(&f.headlineN, "headline-n", 16, "contenders of the headline comparison (sequential vs floor and peer)")
 	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client side (this process) to this file")
+	fs.StringVar(&f.render, "render", "", "run nothing: render README.md, bench.txt and the figures into -out from a results.json a run wrote")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return f, err
@@ -114,6 +117,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err != nil {
 		return err
+	}
+	if f.render != "" {
+		return renderResults(f, stdout)
 	}
 	ns, err := parseInts(f.ns)
 	if err != nil {
@@ -366,6 +372,18 @@ func writeResults(rep *bench.Report, f benchFlags) error {
 	if err := write("bench.txt", rep.WriteBenchfmt); err != nil {
 		return err
 	}
+	if f.render == "" {
+		// The raw figures, so that the README and the figures can be
+		// rendered again (-render) without running the bench again.
+		err := write("results.json", func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", " ")
+			return enc.Encode(rep)
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return write("README.md", func(w io.Writer) error { return rep.WriteMarkdown(w, f.headlineN) })
 }
 
@@ -408,4 +426,24 @@ func keepBenchLines(out string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// renderResults writes the outputs of a saved run again.
+func renderResults(f benchFlags, stdout io.Writer) error {
+	b, err := os.ReadFile(f.render)
+	if err != nil {
+		return err
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s: %w", f.render, err)
+	}
+	if f.out == "" {
+		return usageError{"-render needs -out"}
+	}
+	if err := writeResults(&rep, f); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "rendered %s into %s\n", f.render, f.out)
+	return nil
 }
