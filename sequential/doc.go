@@ -92,11 +92,15 @@
 // create's answer was lost (TestCancelWhileCreateAnswerLost).
 // go-zookeeper's own Lock leaves the node behind in these cases
 // (samuel/go-zookeeper#229). The clean-up does not use the caller's ctx,
-// which is usually the reason it runs; it waits at most a session timeout
-// and, if the ensemble can not be reached, goes on in the background until
-// the delete succeeds or the session ends. Unlock during a partition does
-// the same, so the node is never forgotten while the session lives
-// (CURATOR-678, TestUnlockWhileCutOff).
+// which is usually the reason it runs. It gets a second of its own (or the
+// session timeout, if shorter), and what it can not finish by then, because
+// the ensemble can not be reached, goes on in the background until the
+// node is gone, the session has changed, or a session timeout has passed
+// (the servers have then expired the session and its nodes). So a Lock
+// cut off from the ensemble still returns about when its ctx ends
+// (TestCutOffWhileJoining), and the node goes as soon as the connection is
+// back. Unlock during a partition does the same, so the node is never
+// forgotten while the session lives (CURATOR-678, TestUnlockWhileCutOff).
 //
 // # Other clients on the same path
 //

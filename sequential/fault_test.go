@@ -165,8 +165,11 @@ func TestConnectionLostDuringCreate(t *testing.T) {
 
 // TestCancelWhileCreateAnswerLost: the create is applied, its answer lost,
 // and Lock's ctx is cancelled while the client is still cut off, so the
-// Mutex never learned its node's name. Lock finds the node by GUID once
-// the client reconnects and deletes it before it returns.
+// Mutex never learned its node's name. Lock returns soon after the cancel
+// (it tries to clean up for at most a second), and the node, found by
+// GUID, is deleted once the client is back: by Lock itself if the
+// connection returns within that second, else by its clean-up in the
+// background, never left to the session's expiry.
 func TestCancelWhileCreateAnswerLost(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
@@ -178,7 +181,7 @@ func TestCancelWhileCreateAnswerLost(t *testing.T) {
 
 	lctx, cancel := context.WithCancel(ctx)
 	var res <-chan error
-	c.loseCreateAnswer(t, admin, path, func() { res = lockAsync(lctx, c.m) })
+	made := c.loseCreateAnswer(t, admin, path, func() { res = lockAsync(lctx, c.m) })
 	cancel()
 	time.AfterFunc(300*time.Millisecond, c.cut.Heal)
 
@@ -188,8 +191,61 @@ func TestCancelWhileCreateAnswerLost(t *testing.T) {
 	case <-time.After(sessionTimeout + 2*time.Second):
 		t.Fatal("Lock did not return after its ctx was cancelled")
 	}
-	assert.Empty(t, ownNodes(t, fresh(t, admin), path, sid), "nothing of this client left when Lock returns")
 	assert.Empty(t, c.m.Node())
+	t.Logf("node left when Lock returned: %v", ownNodes(t, fresh(t, admin), path, sid))
+	waitFor(t, 10*time.Second, "the lost create's node deleted", func() bool {
+		ok, _, err := fresh(t, admin).Exists(made)
+		return err == nil && !ok
+	})
+	require.NoError(t, h.m.Unlock(ctx))
+}
+
+// TestCutOffWhileJoining: the connection is cut while the create is in
+// flight and stays cut past Lock's deadline. Lock returns about at its
+// deadline, not after a session timeout of trying to reach the ensemble
+// to find its node by GUID; that search goes on in the background and
+// deletes the node once the connection is back, while the session lives.
+func TestCutOffWhileJoining(t *testing.T) {
+	zktest.Servers(t)
+	zktest.VerifyNoLeaks(t) // the background clean-up ends too
+	const (
+		session = 6 * time.Second
+		bound   = time.Second
+	)
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	h := newContender(t, path)
+	require.NoError(t, h.m.Lock(ctx)) // so that our Lock would have to wait
+	c := newFaultClient(t, path, session)
+	sid := c.conn.SessionID()
+
+	lctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	start := time.Now()
+	var res <-chan error
+	made := c.loseCreateAnswer(t, admin, path, func() { res = lockAsync(lctx, c.m) })
+	select {
+	case err := <-res:
+		took := time.Since(start)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		t.Logf("Lock returned %v after it started (deadline %v, session timeout %v)", took.Round(time.Millisecond), bound, session)
+		assert.Less(t, took, bound+2*time.Second, "Lock overran its deadline while cut off")
+	case <-time.After(bound + session + 5*time.Second):
+		t.Fatal("Lock did not return while cut off")
+	}
+	assert.Empty(t, c.m.Node())
+	assert.Equal(t, []string{made}, ownNodes(t, fresh(t, admin), path, sid), "no one can delete the node while the client is cut off")
+
+	c.cut.Heal()
+	healed := time.Now()
+	waitFor(t, 10*time.Second, "the node deleted after the heal", func() bool {
+		ok, _, err := fresh(t, admin).Exists(made)
+		return err == nil && !ok
+	})
+	t.Logf("node deleted %v after the heal", time.Since(healed).Round(time.Millisecond))
+	waitFor(t, 10*time.Second, "the client reconnected", func() bool { return c.conn.State() == zk.StateHasSession })
+	assert.Equal(t, sid, c.conn.SessionID(), "deleted by the background clean-up, not with the session")
 	require.NoError(t, h.m.Unlock(ctx))
 }
 

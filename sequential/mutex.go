@@ -124,7 +124,9 @@ type attempt struct {
 	// learning the node's name (connection lost or ctx done while it was
 	// in flight): only then can a twin with our GUID exist.
 	unsure bool
-	fails  backoff // transient failures in a row while joining and cleaning up
+	// fails counts transient failures in a row while joining and cleaning
+	// up: many mean the connection is gone for good (closed).
+	fails backoff
 }
 
 // New returns a Mutex for the lock at path on conn. It checks its
@@ -149,8 +151,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 // vanishes while it waits (deleted, or its session expired), and
 // ErrAlreadyLocked when this Mutex holds the lock or is acquiring it.
 // Whenever it fails, its node is gone from the ensemble before it returns
-// (or, when the ensemble can not be reached, is deleted in the background
-// as soon as it can be, or goes with the session).
+// or, when the ensemble can not be reached, is deleted in the background
+// as soon as it can be (or goes with the session). It does not wait for
+// the ensemble: Lock returns at most about a second after ctx ends.
 func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
 
 // TryLock takes the lock only if nobody is in the queue, without waiting.

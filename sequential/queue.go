@@ -217,7 +217,7 @@ func contenders(ctx context.Context, c *zkop.Client, path string) ([]Contender, 
 const (
 	retryFirst  = 20 * time.Millisecond
 	retryMax    = 500 * time.Millisecond
-	maxRetries  = 6 // in a row, while joining or cleaning up (about 1.1 s)
+	maxRetries  = 6 // in a row, while joining and cleaning up (about 1.1 s)
 	maxParents  = 3 // creates that find the lock path missing
 	createFlags = zk.FlagEphemeral | zk.FlagSequence
 )
@@ -580,36 +580,66 @@ func (m *Mutex) remove(ctx context.Context, a *attempt) error {
 	return err
 }
 
+// cleanupBudget bounds how long a failed Lock goes on trying to clean up
+// before it returns (the session timeout does when it is shorter): long
+// enough for the few requests of a clean-up on a working connection, and
+// for a connection that is back within it; what can not be done by then
+// goes on in the background.
+const cleanupBudget = time.Second
+
 // abandon undoes a failed acquisition: it stops the watch on our node and
-// deletes the node, and any twin of it, with a context of its own (the
-// caller's may be done), bounded by the session timeout: past that, an
-// unreachable ensemble has expired the session and its nodes with it.
+// deletes the node, and any twin of it. It uses a context of its own (the
+// caller's is usually done: that is why Lock failed), bounded by
+// cleanupBudget. Whatever it can not finish in that time, because the
+// ensemble can not be reached now, it hands to the background, which
+// retries until it is done, the session has changed, or a session timeout
+// has passed (zkop.Client.Eventually): past that, an unreachable ensemble
+// has expired the session and its nodes with it. So Lock returns about
+// when its ctx ends, and nothing of it outlives the session.
 func (m *Mutex) abandon(ctx context.Context, a *attempt) {
 	if a.mon != nil {
 		a.mon.Release()
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(m.opts.sessionTimeout, cleanupBudget))
 	defer cancel()
 	if a.node != "" {
-		_ = m.remove(cctx, a)
+		_ = m.remove(cctx, a) // goes on in the background if it must
 	}
 	if !a.unsure {
 		return
 	}
 	// A create may have been applied without our learning the name: find
-	// the nodes by GUID. The failures in a row seen while joining count:
-	// on a connection closed for good this gives up after one more try.
+	// the nodes by GUID and delete them. The failures in a row seen while
+	// joining count: after as many as the joining allows, it is left to
+	// the background at once (which stops soon on a closed connection).
 	b := &a.fails
 	for {
-		names, err := m.findOurs(cctx, a.guid)
-		if err == nil {
-			for _, name := range names {
-				_ = m.c.DeleteNowOrLater(cctx, m.path+"/"+name, -1)
-			}
+		done, err := m.sweep(cctx, a.guid)
+		switch {
+		case done:
 			return
-		}
-		if !transient(err) || b.pause(cctx, err, maxRetries, nil) != nil {
+		case cctx.Err() == nil && !transient(err):
+			return // refused (no auth, session expired: its nodes are gone), not "not now"
+		case cctx.Err() != nil || b.pause(cctx, err, maxRetries, nil) != nil:
+			guid := a.guid
+			m.c.Eventually(func(ctx context.Context) (bool, error) { return m.sweep(ctx, guid) })
 			return
 		}
 	}
+}
+
+// sweep deletes every child of the lock path that carries guid, and
+// reports whether it got through. By name, at any version: a node named
+// with an acquisition's GUID can only be one that acquisition created.
+func (m *Mutex) sweep(ctx context.Context, guid string) (done bool, err error) {
+	names, err := m.findOurs(ctx, guid)
+	if err != nil {
+		return false, err
+	}
+	for _, name := range names {
+		if err := m.c.Delete(ctx, m.path+"/"+name, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return false, err
+		}
+	}
+	return true, nil
 }

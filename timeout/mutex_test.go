@@ -253,8 +253,8 @@ func TestTimeoutWhileQueuedLeavesNoNode(t *testing.T) {
 //
 // The cut comes after the waiter has joined the queue and had its first
 // look at the head. A cut while the sequential lock is still joining is
-// that package's case (it then searches for its node by GUID, which can
-// hold Lock up to the session timeout while the ensemble is unreachable).
+// that package's case (its search for the node by GUID then goes on in
+// the background: sequential's TestCutOffWhileJoining).
 func TestTimeoutWhileCutOffDeletesNodeAfterHeal(t *testing.T) {
 	ctx := context.Background()
 	const session = 6 * time.Second

@@ -9,34 +9,56 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Eventually runs attempt in the background until it reports done,
-// retrying with a growing pause (20ms doubling up to 1s) while it does not.
-// Each attempt gets a context bounded by the session timeout.
+// Eventually runs attempt in the background until it reports done. It
+// makes attempts only while the connection has a session, pausing after
+// each failed one (20ms, doubling up to 1s); while the connection is down
+// it looks for it every 50ms instead, so that requests do not pile up in
+// go-zookeeper's queue meanwhile. Each attempt gets a context bounded by
+// the session timeout.
 //
-// It gives up, as a clean-up of this session's ephemeral nodes may: when
-// the connection now has another session than when Eventually was called
-// (the old session, and every ephemeral node of it, is gone); when the
-// connection has been closed (zk.ErrClosing: closing it ends the session);
-// or when every attempt has failed for longer than the session timeout
-// (the servers have expired a session they have not heard from for that
-// long). The goroutine ends with it, so nothing outlives the session.
+// It gives up when an attempt fails with an error that says "no" rather
+// than "not now" (see isTransient), and, as a clean-up of this session's
+// ephemeral nodes may, when the connection no longer has the session it
+// had when Eventually was called (that session, and every ephemeral node
+// of it, is gone), when the connection has been closed (closing it ends
+// the session), or when a session timeout (plus a second) has passed
+// without success (the servers expire a session they have not heard from
+// for that long). The goroutine ends with it: nothing outlives the
+// session, and a closed connection stops it within a few tens of
+// milliseconds.
+//
+// go-zookeeper does not say when a connection has been closed. After Close
+// it stays StateDisconnected for good, while a lost connection passes
+// through StateDisconnected only for an instant on its way to
+// reconnecting (StateConnecting): Eventually takes two sightings of it in
+// a row, a pause apart, for a closed connection.
 func (c *Client) Eventually(attempt func(ctx context.Context) (done bool, err error)) {
+	const poll = 50 * time.Millisecond // how often to look for the connection while it is down
 	sid := c.Conn.SessionID()
 	go func() {
 		start := time.Now()
 		backoff := 20 * time.Millisecond
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout)
-			done, err := attempt(ctx)
-			cancel()
-			if done || errors.Is(err, zk.ErrClosing) {
-				return
+		disconnected := 0
+		for c.Conn.SessionID() == sid && time.Since(start) <= c.SessionTimeout+time.Second {
+			pause := poll
+			switch c.Conn.State() {
+			case zk.StateHasSession:
+				disconnected = 0
+				ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout)
+				done, err := attempt(ctx)
+				cancel()
+				if done || (err != nil && !isTransient(err)) {
+					return
+				}
+				pause, backoff = backoff, min(2*backoff, time.Second)
+			case zk.StateDisconnected:
+				if disconnected++; disconnected == 2 {
+					return
+				}
+			default:
+				disconnected = 0
 			}
-			if c.Conn.SessionID() != sid || time.Since(start) > c.SessionTimeout+time.Second {
-				return
-			}
-			time.Sleep(backoff)
-			backoff = min(2*backoff, time.Second)
+			time.Sleep(pause)
 		}
 	}()
 }
@@ -76,13 +98,14 @@ func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int3
 // isTransient reports whether err says "not now" rather than "no".
 // Besides ErrConnectionClosed, go-zookeeper fails a request with
 // ErrNoServer when it was queued while disconnected and a whole round of
-// dials has failed, and with the raw network error when writing it to a
-// connection that just broke.
+// dials has failed, with the raw network error when writing it to a
+// connection that just broke, and with ErrSessionMoved when the session
+// has just moved to another server.
 func isTransient(err error) bool {
 	var netErr net.Error
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing) ||
-		errors.Is(err, zk.ErrNoServer) || errors.As(err, &netErr)
+		errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
 }
 
 // deleteOurs deletes path at version. Version -1 never means "any node":
