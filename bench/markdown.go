@@ -188,17 +188,18 @@ Mechanisms, traced with the counters above (req/acq is the lock's own request co
   after the event (its predecessor may have left without holding the lock), as the peer always does: compare the
   wake column.
 - **reentrant-node** (with re-entries): each re-entry is two versioned setData calls (count up, count down), each
-  firing the successor's data watch (data-change wake-ups). The release then deletes at the node's creation
-  version, which the count writes have moved on: the delete fails with BadVersion (one more logged error
-  transaction), the lock reads the node and deletes again. Hence 2 + 2 per re-entry + 1 writes per acquisition.
-- **timeout**: the new holder stamps its lease into its node (one setData, ` + "`held`" + `), which fires its own
-  monitor and its successor's data watch; renewals (every lease/3) add one write each while the lock is held, none
-  with holds much shorter than the lease. The release's delete then meets the same BadVersion as above. Hence
-  about 4 writes per acquisition and 2 watchers woken per release.
+  firing the successor's data watch (data-change wake-ups): 2 + 2 per re-entry writes per acquisition, and
+  1 + 2 per re-entry contenders woken per release.
+- **timeout**: the new holder stamps its lease into its node (one setData, ` + "`held`" + `) before Lock returns, which
+  fires its own monitor and its successor's data watch: 3 writes per acquisition and 2 wake-ups per release when
+  nobody waits long. Renewals (every lease/3) add a write and a wake-up each while the lock is held (none here: the
+  holds are far shorter than the lease). A waiter that finds a head not yet stamped, or looking expired, probes:
+  it writes its own node to read ZooKeeper's clock, which fires its own successor's watch. With many contenders
+  (long waits) the probes add up: the rest of the writes and wake-ups above 3 and 2.
 
-- **lost**: holds the lock itself reported lost before Unlock (its Done closed, Unlock failed with ErrLockLost): a
-  lease lock (timeout) evicting a holder it judged stalled on a loaded machine. They are counted, not checked for
-  overlap (the lock told the holder to stop; only its fencing token protects the resource then).
+The **lost** column counts holds the lock itself reported lost before Unlock (its Done closed, Unlock failed with
+ErrLockLost): a lease lock (timeout) evicting a holder it judged stalled on a loaded machine. They are counted,
+not checked for overlap (the lock told the holder to stop; only its fencing token protects the resource then).
 
 Every run records its holds and checks mutual exclusion (no two holds overlap, fencing tokens grow) and that
 no lock node is left behind; a violation fails the whole bench.

@@ -25,9 +25,9 @@ type figure struct {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 var figures = []figure{
-	{file: "watchers.svg", title: "Watchers fired per release", ylabel: "watchers fired per release (mntr)",
+	{file: "watchers.svg", title: "Watchers fired per release (other sessions)", ylabel: "watchers fired per release, mntr (log)", logY: true,
 		value: func(r Result) (float64, bool) { return r.WatchersPerRelease(), r.Acquisitions > 0 }},
-	{file: "writes.svg", title: "Quorum writes per acquisition", ylabel: "proposals per acquisition (leader)",
+	{file: "writes.svg", title: "Quorum writes per acquisition", ylabel: "leader's proposals per acquisition (log)", logY: true,
 		value: func(r Result) (float64, bool) { return r.WritesPerAcquisition(), r.Acquisitions > 0 }},
 	{file: "handoff-p50.svg", title: "Handoff latency, p50", ylabel: "release to next acquire, ms (log)", logY: true,
 		value: func(r Result) (float64, bool) { return millis(r.Handoff.P50), r.Handoff.Count > 0 }},
@@ -126,7 +126,7 @@ func (r *Report) plot(f figure) (*plot.Plot, error) {
 	rows := float64(len(r.variants()))
 	if f.logY {
 		p.Y.Min = minY / 1.3
-		p.Y.Max = maxY * math.Pow(maxY/p.Y.Min, 0.07*rows)
+		p.Y.Max = maxY * math.Pow(maxY/p.Y.Min, 0.045*rows)
 	} else {
 		p.Y.Max = maxY * (1.1 + 0.09*rows)
 	}
