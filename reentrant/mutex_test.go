@@ -72,16 +72,8 @@ func isClosed(c <-chan struct{}) bool {
 
 // contender adapts a Mutex to the conformance suite, which knows nothing
 // of owners: each contender the suite makes is one Mutex with an owner of
-// its own, injected into every call.
-//
-// The suite's AlreadyLocked case requires a second Lock by a contender
-// that holds the lock to fail; a re-entrant lock lets it succeed, by
-// design. Until locktest knows re-entrant variants, the adapter keeps that
-// one clause of the common contract by refusing a Lock or TryLock from a
-// contender whose owner already holds the lock (Count > 0), without
-// calling the Mutex. Every other call goes to the Mutex, including a
-// second Lock while the first is still waiting, which the Mutex itself
-// refuses with ErrAlreadyLocked. Re-entry is tested by the tests below.
+// its own, injected into every call. A second Lock by the same contender
+// is therefore a re-entry, which the suite checks (Variant.Reentrant).
 type contender struct {
 	*reentrant.Mutex
 	owner string
@@ -89,21 +81,9 @@ type contender struct {
 
 func (c contender) ctx(ctx context.Context) context.Context { return reentrant.WithOwner(ctx, c.owner) }
 
-func (c contender) Lock(ctx context.Context) error {
-	if c.Count(c.ctx(ctx)) > 0 {
-		return reentrant.ErrAlreadyLocked
-	}
-	return c.Mutex.Lock(c.ctx(ctx))
-}
-
-func (c contender) TryLock(ctx context.Context) error {
-	if c.Count(c.ctx(ctx)) > 0 {
-		return reentrant.ErrAlreadyLocked
-	}
-	return c.Mutex.TryLock(c.ctx(ctx))
-}
-
-func (c contender) Unlock(ctx context.Context) error { return c.Mutex.Unlock(c.ctx(ctx)) }
+func (c contender) Lock(ctx context.Context) error    { return c.Mutex.Lock(c.ctx(ctx)) }
+func (c contender) TryLock(ctx context.Context) error { return c.Mutex.TryLock(c.ctx(ctx)) }
+func (c contender) Unlock(ctx context.Context) error  { return c.Mutex.Unlock(c.ctx(ctx)) }
 
 func TestConformance(t *testing.T) {
 	forModes(t, func(t *testing.T, mode reentrant.CountMode) {
@@ -129,8 +109,9 @@ func TestConformance(t *testing.T) {
 				Lost:          reentrant.ErrLockLost,
 				AlreadyLocked: reentrant.ErrAlreadyLocked,
 			},
-			FIFO:   true,
-			Layout: locktest.ChildrenOfPath,
+			FIFO:      true,
+			Reentrant: true,
+			Layout:    locktest.ChildrenOfPath,
 		})
 	})
 }

@@ -3,6 +3,7 @@ package locktest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -138,7 +139,9 @@ func (s *suite) testClosedConn(t *testing.T) {
 }
 
 // testAlreadyLocked: Lock and TryLock on a Mutex that holds the lock, or is
-// still acquiring it, fail with AlreadyLocked and leave the hold alone.
+// still acquiring it, fail with AlreadyLocked and leave the hold alone. For
+// a Reentrant variant the calls while holding are re-entries instead (see
+// holderLocksAgain); the calls while acquiring fail all the same.
 func (s *suite) testAlreadyLocked(t *testing.T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
@@ -147,16 +150,21 @@ func (s *suite) testAlreadyLocked(t *testing.T) {
 	want := s.v.Errors.AlreadyLocked
 
 	mustLock(t, ctx, "a", a.l)
-	token := a.l.Token()
-	if err := a.l.Lock(ctx); !errors.Is(err, want) {
-		t.Errorf("Lock while held: %v, want %v", err, want)
-	}
-	if err := a.l.TryLock(ctx); !errors.Is(err, want) {
-		t.Errorf("TryLock while held: %v, want %v", err, want)
-	}
-	if isClosed(a.l.Done()) || a.l.Token() != token {
-		t.Fatalf("the hold changed after the refused calls: Done closed=%v, token %d -> %d",
-			isClosed(a.l.Done()), token, a.l.Token())
+	if s.v.Reentrant {
+		s.holderLocksAgain(t, ctx, path, a)
+		mustLock(t, ctx, "a (a new hold)", a.l)
+	} else {
+		token := a.l.Token()
+		if err := a.l.Lock(ctx); !errors.Is(err, want) {
+			t.Errorf("Lock while held: %v, want %v", err, want)
+		}
+		if err := a.l.TryLock(ctx); !errors.Is(err, want) {
+			t.Errorf("TryLock while held: %v, want %v", err, want)
+		}
+		if isClosed(a.l.Done()) || a.l.Token() != token {
+			t.Fatalf("the hold changed after the refused calls: Done closed=%v, token %d -> %d",
+				isClosed(a.l.Done()), token, a.l.Token())
+		}
 	}
 
 	// While acquiring: b's first Lock waits behind a's hold.
@@ -176,4 +184,49 @@ func (s *suite) testAlreadyLocked(t *testing.T) {
 		t.Fatalf("b: the first Lock, after the refused calls: %v", r.err)
 	}
 	mustUnlock(t, ctx, "b", b.l)
+}
+
+// holderLocksAgain checks re-entry by a, which holds the lock once: Lock
+// and TryLock succeed at once, the hold keeps its token, its Done and its
+// one node, each call owes one more Unlock, and only the last Unlock
+// releases the node. a holds nothing when it returns.
+func (s *suite) holderLocksAgain(t *testing.T, ctx context.Context, path string, a client) {
+	t.Helper()
+	token, done := a.l.Token(), a.l.Done()
+	node := s.requireNodes(t, a.conn, path, a.sid, "a's hold")
+	same := func(when string) {
+		t.Helper()
+		if tok := a.l.Token(); tok != token {
+			t.Errorf("%s: Token() = %d, want the hold's %d", when, tok, token)
+		}
+		if isClosed(done) || isClosed(a.l.Done()) {
+			t.Fatalf("%s: Done() closed; the hold must go on", when)
+		}
+		if now := s.requireNodes(t, a.conn, path, a.sid, when); !slices.Equal(now, node) {
+			t.Errorf("%s: a's nodes are %v, want the hold's %v", when, now, node)
+		}
+	}
+	if err := a.l.Lock(ctx); err != nil {
+		t.Fatalf("Lock while held by the same contender: %v, want a re-entry", err)
+	}
+	same("after a re-entering Lock")
+	if err := a.l.TryLock(ctx); err != nil {
+		t.Fatalf("TryLock while held by the same contender: %v, want a re-entry", err)
+	}
+	same("after a re-entering TryLock")
+	for i := range 2 {
+		mustUnlock(t, ctx, "a (inner)", a.l)
+		same(fmt.Sprintf("after inner Unlock %d of 2", i+1))
+	}
+	mustUnlock(t, ctx, "a (last)", a.l)
+	if !isClosed(done) {
+		t.Error("Done() still open after the last Unlock")
+	}
+	if tok := a.l.Token(); tok != 0 {
+		t.Errorf("Token() = %d after the last Unlock, want 0", tok)
+	}
+	s.requireNoNodes(t, a.conn, path, a, "the last Unlock")
+	if err := a.l.Unlock(ctx); !errors.Is(err, s.v.Errors.NotLocked) {
+		t.Errorf("Unlock after the last one: %v, want %v", err, s.v.Errors.NotLocked)
+	}
 }

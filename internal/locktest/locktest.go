@@ -66,7 +66,7 @@ type Errors struct {
 	Locked        error // TryLock while another session holds the lock
 	NotLocked     error // Unlock without a hold, double Unlock, Unlock by a non-owner
 	Lost          error // Unlock after the hold was lost
-	AlreadyLocked error // Lock or TryLock on a Mutex that holds or is acquiring
+	AlreadyLocked error // Lock or TryLock on a Mutex that holds (unless Reentrant) or is acquiring
 }
 
 // Variant describes one lock implementation to the suite.
@@ -82,6 +82,13 @@ type Variant struct {
 	Errors Errors
 	// FIFO: contenders acquire in the order they queued (sequential family).
 	FIFO bool
+	// Reentrant: a contender that holds the lock may lock it again (the
+	// reentrant package, whose contenders each carry an owner of their
+	// own). The AlreadyLocked behaviour then checks re-entry instead: Lock
+	// and TryLock by the holder succeed, keep the hold (token, Done, node)
+	// and each owe one more Unlock. A second Lock while the first is still
+	// waiting fails with AlreadyLocked either way.
+	Reentrant bool
 	// Layout: NodeAtPath (naive) or ChildrenOfPath (sequential family).
 	Layout Layout
 }
