@@ -225,8 +225,8 @@ func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string
 	if err != nil {
 		return fence.State{}, err
 	}
-	d.say("A (pid %d): Lock() -> holds %s, fencing token %d (session %#x, timeout %v)",
-		cmd.Process.Pid, path, locked.Token, locked.Session, d.session)
+	d.say("A (pid %d): Lock() -> holds %s, fencing token %s (session %#x, timeout %v)",
+		cmd.Process.Pid, path, zxid(locked.Token), locked.Session, d.session)
 
 	// B and an observer, in this process.
 	b, err := demoConnect(ctx, d.addrs, d.session)
@@ -276,7 +276,7 @@ func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string
 	case <-time.After(10 * time.Second):
 		return fence.State{}, errors.New("B: no lock 10s after A's node was deleted")
 	}
-	d.say("B: Lock() -> holds, fencing token %d (larger: a later hold)", lb.Token())
+	d.say("B: Lock() -> holds, fencing token %s (larger: a later hold)", zxid(lb.Token()))
 	if err := store.Write(lb.Token(), "B", "B's update"); err != nil {
 		return fence.State{}, fmt.Errorf("B's write: %w", err)
 	}
@@ -428,6 +428,12 @@ func fencingHolder(args []string, stdout io.Writer) error {
 		msg.UnlockErr = err.Error()
 	}
 	return out.Encode(msg)
+}
+
+// zxid shows a token with its parts: the czxid of the lock node, whose
+// high 32 bits are the leader's epoch and low 32 bits a counter.
+func zxid(token int64) string {
+	return fmt.Sprintf("%d (czxid 0x%x: epoch %d, counter %d)", token, token, token>>32, token&0xffffffff)
 }
 
 func isClosedChan(ch <-chan struct{}) bool {
