@@ -163,12 +163,20 @@ func connectAll(ctx context.Context, servers []string, n int) ([]*session, error
 	return out, nil
 }
 
+// closeAll closes the sessions in parallel: each close waits for its
+// closeSession, a quorum write.
 func closeAll(ss []*session) {
+	var wg sync.WaitGroup
 	for _, s := range ss {
 		if s != nil {
-			s.conn.Close()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.conn.Close()
+			}()
 		}
 	}
+	wg.Wait()
 }
 
 // reset forgets the events counted so far.
