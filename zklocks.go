@@ -14,7 +14,10 @@ import "context"
 // znode that represents it. Tokens of successive holds on one path grow
 // strictly, so a resource that rejects writes carrying a token smaller than
 // the largest it has seen is safe from a holder that lost the lock without
-// noticing. Token returns 0 when the lock is not held.
+// noticing. Token returns the token of the current hold — also after that
+// hold was lost, until Unlock — and 0 when there is no hold: a holder that
+// goes on writing after a loss it has not noticed presents its old token,
+// which the resource refuses once a newer holder has used its own.
 //
 // Done returns a channel that is closed when the current hold ends, either
 // because Unlock released it or because it was lost (node deleted, session

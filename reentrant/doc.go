@@ -94,11 +94,13 @@
 //   - The node is deleted only when the count returns to zero.
 //   - A lost hold is never re-entered. When the hold is lost (node deleted,
 //     session expired, cut off for longer than the session timeout, or an
-//     InNode write failed), its count is dropped and Done closes. Each
-//     Unlock the owner still owed the lost hold returns ErrLockLost instead
-//     of pretending to succeed, and a later Lock by that owner queues for a
-//     new node (new token, count 1). Curator's re-entry only increments a
-//     local count, whether or not the hold still exists.
+//     InNode write failed), its count is dropped and Done closes. Token
+//     keeps returning the lost hold's token, as in the other variants,
+//     until the last Unlock the owner still owed it (or a new hold). Each
+//     of those Unlocks returns ErrLockLost instead of pretending to
+//     succeed, and a later Lock by that owner queues for a new node (new
+//     token, count 1). Curator's re-entry only increments a local count,
+//     whether or not the hold still exists.
 //   - An owner of this Mutex waiting for a holder that loses the lock goes
 //     ahead without waiting for the loser to Unlock.
 //

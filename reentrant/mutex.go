@@ -81,6 +81,9 @@ type Mutex struct {
 	mu   sync.Mutex // guards the fields below; never held across a request
 	cur  *holding   // the owner holding or acquiring the lock; nil if none
 	lost map[string]*lostHold
+	// last is the most recent hold when it was lost and its owner still
+	// owes it Unlocks: Token reports its token until then.
+	last *lostHold
 	past zklocks.Stats // traffic of the sequential locks of ended holds
 }
 
@@ -106,8 +109,9 @@ type holding struct {
 // lostHold remembers a hold that was lost while its owner still had Unlocks
 // to make, so that each of them returns ErrLockLost instead of ErrNotLocked.
 type lostHold struct {
-	left int
-	err  error
+	left  int
+	err   error
+	token int64 // the lost hold's fencing token
 }
 
 // New returns a Mutex for the lock at path. It checks its arguments and
@@ -239,6 +243,7 @@ func (m *Mutex) acquire(ctx context.Context, owner string, wait bool) error {
 		return translate(err)
 	}
 	h.held, h.count = true, 1
+	m.last = nil // a new hold: Token is its token now
 	return nil
 }
 
@@ -381,6 +386,9 @@ func (m *Mutex) reportLost(owner string) error {
 	}
 	if l.left--; l.left <= 0 {
 		delete(m.lost, owner)
+		if m.last == l {
+			m.last = nil // the loss is reported in full: no hold, Token 0
+		}
 	}
 	return l.err
 }
@@ -397,15 +405,21 @@ func (m *Mutex) reapLocked() *sequential.Mutex {
 	return h.seq
 }
 
-// loseLocked ends h as lost, with owed Unlocks to answer with why.
+// loseLocked ends h as lost, with owed Unlocks to answer with why. Its
+// token stays what Token reports until they are answered. h.seq still has
+// the hold (it is disposed of after this), so its Token is the hold's.
 func (m *Mutex) loseLocked(h *holding, owed int, why error) {
+	m.last = nil
 	if owed > 0 {
-		if l := m.lost[h.owner]; l != nil {
-			l.left += owed
-			l.err = why
-		} else {
-			m.lost[h.owner] = &lostHold{left: owed, err: why}
+		l := m.lost[h.owner]
+		if l == nil {
+			l = &lostHold{}
+			m.lost[h.owner] = l
 		}
+		l.left += owed
+		l.err = why
+		l.token = h.seq.Token()
+		m.last = l
 	}
 	m.cur = nil
 	h.held = false
@@ -444,18 +458,21 @@ func (m *Mutex) dispose(ctx context.Context, seq *sequential.Mutex) {
 
 // Token returns the fencing token of the current hold (its node's czxid),
 // whichever owner holds it, or 0 when the lock is not held. Re-entries do
-// not change it. Once Done has closed on a loss it returns 0 (sequential's
-// Token keeps the lost hold's token until Unlock): the hold and its count
-// are gone, and the next Lock gets a new, larger token.
+// not change it. Like the other variants, Token keeps returning a lost
+// hold's token after Done has closed, until its owner's last owed Unlock
+// has reported the loss (or a new hold has begun): a holder that goes on
+// writing without noticing the loss presents its old, smaller token,
+// which a fenced resource refuses.
 func (m *Mutex) Token() int64 {
 	m.mu.Lock()
-	h := m.cur
-	held := h != nil && h.held
-	m.mu.Unlock()
-	if !held || isClosed(h.seq.Done()) {
-		return 0
+	defer m.mu.Unlock()
+	if h := m.cur; h != nil && h.held {
+		return h.seq.Token() // a lost hold not reaped yet still has its token there
 	}
-	return h.seq.Token()
+	if m.last != nil {
+		return m.last.token
+	}
+	return 0
 }
 
 func isClosed(c <-chan struct{}) bool {

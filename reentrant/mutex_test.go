@@ -412,7 +412,8 @@ func TestReentryAfterLoss(t *testing.T) {
 			t.Fatal("Done not closed after our node was deleted")
 		}
 		assert.Zero(t, m.Count(ctx), "the count went with the hold")
-		assert.Zero(t, m.Token())
+		assert.Equal(t, oldToken, m.Token(), "the lost hold keeps its token until its Unlocks report the loss")
+		assert.True(t, isClosed(m.Done()))
 
 		// The next Lock does not resurrect the old hold: new node, new token, depth 1.
 		require.NoError(t, m.Lock(ctx))
@@ -432,6 +433,7 @@ func TestReentryAfterLoss(t *testing.T) {
 			assert.ErrorIs(t, err, sequential.ErrLockLost, "the cause from below stays in the chain")
 		}
 		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+		assert.Zero(t, m.Token())
 	})
 }
 
@@ -457,9 +459,11 @@ func TestSessionExpiryAtDepth(t *testing.T) {
 			t.Fatal("Done not closed after the session expired")
 		}
 		assert.Zero(t, m.Count(ctx))
-		for range 3 {
+		for i := range 3 {
+			assert.Equal(t, token, m.Token(), "Token before owed Unlock %d: the lost hold's", i+1)
 			assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrLockLost)
 		}
+		assert.Zero(t, m.Token(), "every owed Unlock has reported the loss")
 		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
 		require.NoError(t, m.Lock(ctx))
 		assert.Greater(t, m.Token(), token)

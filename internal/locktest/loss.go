@@ -76,8 +76,9 @@ func (s *suite) testCrashRelease(t *testing.T) {
 	})
 }
 
-// testDoneOnLoss: Done closes when the hold is lost without Unlock, and
-// Unlock then reports the loss.
+// testDoneOnLoss: Done closes when the hold is lost without Unlock, Token
+// keeps returning the lost hold's token until Unlock, and Unlock then
+// reports the loss.
 func (s *suite) testDoneOnLoss(t *testing.T) {
 	t.Run("NodeDeleted", func(t *testing.T) {
 		ctx := testContext(t, 20*time.Second)
@@ -85,7 +86,7 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 		h := s.newClient(t, path, 0)
 		admin := zktest.Connect(t)
 		mustLock(t, ctx, "holder", h.l)
-		done := h.l.Done()
+		done, token := h.l.Done(), h.l.Token()
 		for _, n := range s.requireNodes(t, admin, path, h.sid, "holder's node") {
 			if err := admin.Delete(n, -1); err != nil { // an operator removes the lock by hand
 				t.Fatalf("admin: delete %s: %v", n, err)
@@ -93,13 +94,28 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 		}
 		took := requireClosedWithin(t, done, SessionTimeout+lossSlack, "holder after its node was deleted")
 		t.Logf("Done() closed %v after the node was deleted", took.Round(time.Millisecond))
+		if !isClosed(h.l.Done()) {
+			t.Error("holder: Done() open after the loss, want a closed channel")
+		}
 
 		// Someone else takes the lock; the old holder's Unlock must report
 		// the loss and leave the new holder's node alone.
 		o := s.newClient(t, path, 0)
 		mustLock(t, ctx, "other", o.l)
+		// Until Unlock the lost hold keeps its token, so a holder that has
+		// not noticed the loss presents a token smaller than the new
+		// holder's, which a fenced resource refuses.
+		if tok := h.l.Token(); tok != token || tok == 0 {
+			t.Errorf("holder: Token() = %d after the loss, want the lost hold's %d until Unlock", tok, token)
+		}
+		if o.l.Token() <= token {
+			t.Errorf("other: Token() = %d, not larger than the lost hold's %d", o.l.Token(), token)
+		}
 		if err := h.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
 			t.Errorf("holder: Unlock after losing the lock: %v, want %v", err, s.v.Errors.Lost)
+		}
+		if tok := h.l.Token(); tok != 0 {
+			t.Errorf("holder: Token() = %d after Unlock reported the loss, want 0", tok)
 		}
 		if isClosed(o.l.Done()) {
 			t.Fatal("other: Done() closed after the old holder's Unlock")
