@@ -50,6 +50,10 @@ func owner(name string) context.Context {
 
 // theNode returns the only child of path (failing if there is not exactly
 // one), its holder record and its stat, read with raw, a plain client.
+// zktest.Children syncs raw's server with the leader first, and the Get
+// that follows goes to the same server on the same session, so both see
+// every write the lock made before the call: ZooKeeper gives read-your-
+// writes only within a session, and raw is another one.
 func theNode(t *testing.T, raw *zk.Conn, path string) (string, reentrant.Holder, *zk.Stat) {
 	t.Helper()
 	kids := zktest.Children(t, raw, path)

@@ -12,6 +12,33 @@ func (m *Mutex) PauseRenewal() (resume func()) { return m.pauseRenewal() }
 // EvictionAttempts counts the eviction deletes m sent, successful or not.
 func (m *Mutex) EvictionAttempts() int64 { return m.evictTries.Load() }
 
+// LeaseWrites counts the writes m's lease logic has sent, by kind.
+type LeaseWrites struct {
+	Stamps, Renewals, Probes, Evictions, Drops int64
+}
+
+// Total is the number of writes.
+func (w LeaseWrites) Total() int64 {
+	return w.Stamps + w.Renewals + w.Probes + w.Evictions + w.Drops
+}
+
+// Sub returns w - o, kind by kind.
+func (w LeaseWrites) Sub(o LeaseWrites) LeaseWrites {
+	return LeaseWrites{w.Stamps - o.Stamps, w.Renewals - o.Renewals, w.Probes - o.Probes,
+		w.Evictions - o.Evictions, w.Drops - o.Drops}
+}
+
+// Add returns w + o, kind by kind.
+func (w LeaseWrites) Add(o LeaseWrites) LeaseWrites {
+	return LeaseWrites{w.Stamps + o.Stamps, w.Renewals + o.Renewals, w.Probes + o.Probes,
+		w.Evictions + o.Evictions, w.Drops + o.Drops}
+}
+
+// Writes returns what m's lease logic has sent so far.
+func (m *Mutex) Writes() LeaseWrites {
+	return LeaseWrites{m.stamps.Load(), m.renewals.Load(), m.probes.Load(), m.evictTries.Load(), m.drops.Load()}
+}
+
 var (
 	EncodeLease = encodeLease
 	ParseLease  = parseLease

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -117,7 +118,7 @@ type ver struct {
 // ZooKeeper time. It is the first renewal, made before Lock returns.
 func (h *leaseHold) stamp(ctx context.Context) error {
 	sent := h.m.now()
-	if err := h.write(ctx); err != nil {
+	if err := h.write(ctx, &h.m.stamps); err != nil {
 		return err
 	}
 	h.lastOK = sent
@@ -125,8 +126,8 @@ func (h *leaseHold) stamp(ctx context.Context) error {
 }
 
 // write is one versioned setData of our node, resynchronising the version
-// first when the last write's outcome is unknown.
-func (h *leaseHold) write(ctx context.Context) error {
+// first when the last write's outcome is unknown. sent counts the setData.
+func (h *leaseHold) write(ctx context.Context, sent *atomic.Int64) error {
 	if !h.ver.known {
 		_, stat, err := h.m.client.Get(ctx, h.node)
 		if err != nil {
@@ -137,6 +138,7 @@ func (h *leaseHold) write(ctx context.Context) error {
 		}
 		h.ver = ver{stat.Version, true}
 	}
+	sent.Add(1)
 	stat, err := h.m.client.Set(ctx, h.node, h.data, h.ver.v)
 	if err != nil {
 		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
@@ -190,7 +192,7 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 	ctx, cancel := context.WithTimeout(h.ctx, left)
 	defer cancel()
 	sent := h.m.now()
-	err := h.write(ctx)
+	err := h.write(ctx, &h.m.renewals)
 	switch {
 	case err == nil:
 		h.lastOK = sent
@@ -226,6 +228,7 @@ func (h *leaseHold) end(reason error) {
 func (h *leaseHold) drop() {
 	ctx, cancel := context.WithTimeout(context.Background(), h.lease)
 	defer cancel()
+	h.m.drops.Add(1)
 	err := h.m.client.Delete(ctx, h.node, -1)
 	if err != nil && (transient(err) || ctx.Err() != nil) {
 		h.m.client.DeleteEventually(h.node, -1)
@@ -358,6 +361,7 @@ func (c *checker) probe(ctx context.Context) (int64, error) {
 		}
 		c.ver = ver{st.Version, true}
 	}
+	c.m.probes.Add(1)
 	st, err := c.m.client.Set(ctx, c.self, c.data, c.ver.v)
 	if err != nil {
 		c.ver.known = false

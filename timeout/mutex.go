@@ -85,6 +85,11 @@ type Mutex struct {
 
 	evictions  atomic.Int64 // eviction deletes that succeeded
 	evictTries atomic.Int64 // eviction deletes sent
+	// The other writes the lease logic sends, counted so that a test can
+	// account for every quorum write: stamps and renewals of our own node
+	// while holding, probes of it while waiting, deletes of it after
+	// giving the hold up.
+	stamps, renewals, probes, drops atomic.Int64
 
 	mu        sync.Mutex // guards the fields below; never held across a request
 	acquiring *sequential.Mutex
