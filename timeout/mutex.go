@@ -54,10 +54,15 @@ type options struct {
 func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
 
 // WithSessionTimeout tells the Mutex the session timeout conn was created
-// with (default 10s; go-zookeeper does not expose it). It bounds clean-up
-// retries and how long a cut-off client keeps believing it holds the lock.
+// with (default sequential.DefaultSessionTimeout, 10s; go-zookeeper does
+// not expose it). It bounds clean-up retries and how long a cut-off client
+// keeps believing it holds the lock. A d <= 0 is ignored.
 func WithSessionTimeout(d time.Duration) Option {
-	return func(o *options) { o.sessionTimeout = d }
+	return func(o *options) {
+		if d > 0 {
+			o.sessionTimeout = d
+		}
+	}
 }
 
 // WithLease gives every hold of this Mutex a lease of d (whole
@@ -108,13 +113,13 @@ type holding struct {
 // New returns a Mutex for the lock at path. It checks its arguments and
 // sends no request.
 func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
-	if err := zkpath.Validate(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
-	}
 	if conn == nil {
 		return nil, ErrNilConn
 	}
-	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: 10 * time.Second, now: time.Now}
+	if err := zkpath.Validate(path); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+	}
+	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: sequential.DefaultSessionTimeout, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
 	}
