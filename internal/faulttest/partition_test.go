@@ -150,6 +150,7 @@ func TestCutHolder(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := newClient(t, tp, v, path, "holder", withTimeout(expiryTimeout), withCutter())
+		probe := sessionProbe(t, h.conn)
 		w := newClient(t, tp, v, path, "waiter")
 
 		if err := h.l.Lock(h.ctx(ctx)); err != nil {
@@ -200,8 +201,11 @@ func TestCutHolder(t *testing.T) {
 			t.Errorf("waiter's write: %v", err)
 		}
 
+		// Heal once the servers have expired the holder's session (a leased
+		// holder can lose the lock earlier, by eviction).
+		waitGone(t, admin, probe, 2*h.st+10*time.Second)
 		h.cut.Heal()
-		waitSessionEnded(t, h, sidH, 2*h.st+10*time.Second)
+		waitSessionEnded(t, h, sidH, 10*time.Second)
 		if !isClosed(h.l.Done()) {
 			t.Error("holder: Done open after it reconnected with a new session")
 		}
@@ -229,6 +233,8 @@ func TestCutHolder(t *testing.T) {
 		report{fault: "cut-holder", variant: v.name, holds: holds, double: double, left: left,
 			recover: wEnter - cutAt, belief: belief, extra: []string{
 				"done_after_cut=" + (hDone - cutAt).Round(time.Millisecond).String(),
+				// > 0: the new holder had the lock while the old one still believed it did.
+				"believed_after_handover=" + max(0, hDone-wEnter).Round(time.Millisecond).String(),
 				"session=" + h.st.String(),
 				fmt.Sprintf("late_unlock=%q", errText(uerr)),
 				"late_write=rejected",
