@@ -116,7 +116,12 @@
 //     hold); check Done or Token if a section must be continuous.
 //   - InNode writes are not cut short by the caller's ctx (an abandoned
 //     write would leave the node's version unknown); each waits at most a
-//     session timeout, and a write that fails for any reason ends the hold.
+//     session timeout. A write whose answer was lost with the connection
+//     is read back once the client is back (the lock is the node's only
+//     writer, so the version says whether it was applied) and made again
+//     if it was not, so a blip shorter than the session timeout does not
+//     cost the hold (TestCountWriteSurvivesBlip). A write that is refused,
+//     or can not be made within the session timeout, ends the hold.
 //   - In-process owners waiting on the gate are served in no guaranteed
 //     order; FIFO holds among ZooKeeper contenders only.
 //

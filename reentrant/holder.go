@@ -40,9 +40,10 @@ const (
 	InMemory CountMode = iota
 	// InNode also keeps the count in the node's data, as notes 001 §4.2
 	// describe: every re-entry and every inner Unlock is one versioned
-	// setData, so inspection shows the current depth. A write that fails
-	// (a BadVersion means someone else wrote to our node) ends the hold as
-	// lost.
+	// setData, so inspection shows the current depth. A write that is
+	// refused (BadVersion: someone else wrote to our node; NoNode: it was
+	// deleted) or can not be made within a session timeout ends the hold
+	// as lost; one whose answer a connection blip took is read back.
 	InNode
 )
 

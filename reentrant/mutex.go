@@ -1,9 +1,11 @@
 package reentrant
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -284,7 +286,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	// version, so it runs to its end (at most a session timeout).
 	data := Holder{Host: m.host, PID: m.pid, Owner: h.owner, Mode: m.opts.mode.String(), Count: n}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
-	stat, err := m.client.Set(wctx, h.seq.Node(), data.encode(), version)
+	stat, err := m.writeCount(wctx, h.seq.Node(), data.encode(), version)
 	cancel()
 
 	m.mu.Lock()
@@ -304,9 +306,11 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 		return nil
 	}
 	// The write failed: with BadVersion someone else wrote to our node,
-	// with NoNode it was deleted, with anything else we no longer know what
-	// the node says. The hold cannot be trusted: end it as lost and remove
-	// our node if it is still there.
+	// with NoNode it was deleted, with a timeout the ensemble could not be
+	// reached for a session timeout (a blip shorter than that is ridden
+	// out by writeCount), with anything else we no longer know what the
+	// node says. The hold cannot be trusted: end it as lost and remove our
+	// node if it is still there.
 	why := fmt.Errorf("%w: count write: %w", ErrLockLost, err)
 	owed := h.count
 	if delta < 0 {
@@ -320,6 +324,80 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 		return why
 	}
 	return errHoldChanged
+}
+
+// writeCount sets our node's data at version. When the connection goes
+// while the write is in flight, its outcome is unknown; once the client is
+// back (same session) it reads the node: as its only writer we know that
+// the version we wrote at means the write was not applied (write again),
+// and that one more, with our data, means it was. Anything else is
+// someone else's write (ErrBadVersion), a deleted node (ErrNoNode) or
+// another session's node (sequential.ErrLockLost): the hold is lost. It
+// gives up when ctx ends (the caller bounds it by a session timeout: past
+// that, an unreachable ensemble has expired the session).
+func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, version int32) (*zk.Stat, error) {
+	sid := m.conn.SessionID()
+	for {
+		st, err := m.client.Set(ctx, node, data, version)
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			return st, err
+		}
+		st, applied, err := m.readBack(ctx, node, data, version, sid)
+		if err != nil || applied {
+			return st, err
+		}
+	}
+}
+
+// readBack reads our node after a count write with an unknown outcome,
+// once the connection is back, and says whether the write was applied.
+func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version int32, sid int64) (*zk.Stat, bool, error) {
+	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
+		if err := sleep(ctx, pause); err != nil {
+			return nil, false, err
+		}
+		if m.conn.State() != zk.StateHasSession {
+			continue // do not queue a read in go-zookeeper while it is cut off
+		}
+		got, st, err := m.client.Get(ctx, node)
+		switch {
+		case err != nil && transient(err) && ctx.Err() == nil:
+			// Still cut off: look again.
+		case err != nil:
+			return nil, false, err
+		case st.EphemeralOwner != sid:
+			return nil, false, fmt.Errorf("%w: %s belongs to session %#x, ours was %#x",
+				sequential.ErrLockLost, node, st.EphemeralOwner, sid)
+		case st.Version == version:
+			return nil, false, nil // not applied
+		case st.Version == version+1 && bytes.Equal(got, data):
+			return st, true, nil
+		default:
+			return nil, false, fmt.Errorf("%w: the node is at version %d, we wrote at %d", zk.ErrBadVersion, st.Version, version)
+		}
+	}
+}
+
+// transient reports whether a request failed for want of a connection,
+// with its outcome unknown or not applied: the connection went while it
+// was in flight (ErrConnectionClosed, or the raw network error), no server
+// could be reached (ErrNoServer), or the session moved to another server.
+func transient(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // release deletes h's node. The caller holds h.step and has set h.releasing.

@@ -507,6 +507,52 @@ func TestForeignWrite(t *testing.T) {
 	})
 }
 
+// A count write whose answer the connection takes with it does not cost
+// the hold: the connection is cut (well within the session timeout) while
+// a re-entry and then an inner Unlock write the count. The write is read
+// back once the client is back (we are the node's only writer, so its
+// version says whether it was applied), and the hold goes on: same node,
+// same token, the count right in memory and in the node.
+func TestCountWriteSurvivesBlip(t *testing.T) {
+	noLeaks(t)
+	const session = 6 * time.Second
+	cut := zktest.NewCutter()
+	conn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(session))
+	raw := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	m, err := reentrant.New(conn, path, reentrant.WithCountMode(reentrant.InNode), reentrant.WithSessionTimeout(session))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(owner("a"), 30*time.Second)
+	defer cancel()
+	require.NoError(t, m.Lock(ctx))
+	node, _, _ := theNode(t, raw, path)
+	token, done, sid := m.Token(), m.Done(), conn.SessionID()
+
+	for _, step := range []struct {
+		name  string
+		call  func(context.Context) error
+		depth int
+	}{{"re-entry", m.Lock, 2}, {"inner Unlock", m.Unlock, 1}} {
+		cut.Cut()
+		// go-zookeeper fails a request queued while it can not reach a
+		// server once its next round of dials has failed (about a second):
+		// heal after that, so the count write fails for want of a
+		// connection, with its outcome unknown to the lock.
+		time.AfterFunc(1500*time.Millisecond, cut.Heal)
+		require.NoError(t, step.call(ctx), step.name)
+		assert.Equal(t, step.depth, m.Count(ctx), "%s: depth", step.name)
+		assert.Equal(t, token, m.Token(), "%s: the hold keeps its token", step.name)
+		assert.False(t, isClosed(done), "%s: the hold goes on", step.name)
+		n, h, _ := theNode(t, raw, path)
+		assert.Equal(t, node, n, "%s: the hold keeps its node", step.name)
+		assert.Equal(t, step.depth, h.Count, "%s: count in the node", step.name)
+	}
+	require.Equal(t, sid, conn.SessionID(), "the session survived the cuts")
+	require.NoError(t, m.Unlock(ctx))
+	assert.Empty(t, zktest.Children(t, raw, path))
+	assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+}
+
 // A second Lock by an owner whose first Lock is still waiting is refused.
 func TestSameOwnerWhileAcquiring(t *testing.T) {
 	noLeaks(t)
