@@ -34,9 +34,11 @@
 // (internal/fence) must cover, and what the pause and partition tests show
 // it does.
 //
-// The tests kill members of the ensemble, so they need the local one that
-// internal/zktest starts for this test binary; with ZK_SERVERS set they
-// skip. The soak run is off by default:
+// The tests that stop or kill members (TestLeaderFailover,
+// TestEnsembleDown, TestOutageCleanup, TestSoak) need the local ensemble
+// that internal/zktest starts for this test binary, and skip when
+// ZK_SERVERS points elsewhere; the others run against ZK_SERVERS too. The
+// soak run is off by default (the package must come before the flag):
 //
 //	go test ./internal/faulttest -run Soak -soak=10m -v
 package faulttest
