@@ -258,6 +258,7 @@ func TestCutWaiter(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v *variant) {
 		t.Run("expired", func(t *testing.T) { testCutWaiterExpired(t, v) })
 		t.Run("survived", func(t *testing.T) { testCutWaiterSurvived(t, v) })
+		t.Run("survived-alone", func(t *testing.T) { testCutWaiterAlone(t, v) })
 	})
 }
 
@@ -412,6 +413,66 @@ func testCutWaiterSurvived(t *testing.T, v *variant) {
 			"cut=" + (healAt - cutAt).Round(time.Millisecond).String(),
 			"session=" + st.String(),
 			"order=" + strings.Join(order, ","),
+		}}.log(t)
+}
+
+// The lock is released while its only waiter is briefly cut off (its
+// session survives), so no other client's activity can wake it. When the
+// waiter reconnects, go-zookeeper re-registers its watches with the last
+// zxid it saw, and the server reports what changed meanwhile: the waiter
+// must learn from that alone that the lock is free, and take it.
+func testCutWaiterAlone(t *testing.T, v *variant) {
+	const st, cut = 4 * time.Second, 300 * time.Millisecond
+	ctx := testCtx(t, 60*time.Second)
+	tp := newTape()
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	h := newClient(t, tp, v, path, "holder")
+	w := newClient(t, tp, v, path, "waiter", withTimeout(st), withCutter())
+	sidW := w.conn.SessionID()
+
+	if err := h.l.Lock(h.ctx(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	hh := tp.enter(h)
+	wres := lockAsync(ctx, w)
+	waitQueued(t, admin, w)
+
+	cutAt := tp.now()
+	w.cut.Cut()
+	tp.leave(hh, stillHeld)
+	if err := h.l.Unlock(h.ctx(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(cut)
+	healAt := tp.now()
+	w.cut.Heal()
+
+	rec := time.Duration(-1)
+	outcome := "acquired"
+	select {
+	case r := <-wres:
+		if r.err != nil {
+			t.Fatalf("waiter: Lock: %v", r.err)
+		}
+		rec = tp.at(r.at) - healAt
+		wh := tp.enterAt(w, tp.at(r.at))
+		tp.leave(wh, stillHeld)
+		if err := w.l.Unlock(w.ctx(ctx)); err != nil {
+			t.Errorf("waiter: Unlock: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		outcome = "still-waiting"
+		t.Errorf("waiter: still waiting 10s after it reconnected, with the lock free since before (session %#x alive: %v)",
+			sidW, !w.sessionEnded(sidW))
+	}
+	holds, double, belief := checkHistory(t, tp, v, path)
+	left := nodesLeft(t, admin, v, path, st+2*time.Second)
+	report{fault: "cut-waiter-alone", variant: v.name, holds: holds, double: double, left: left,
+		recover: rec, belief: belief, extra: []string{
+			"cut=" + (healAt - cutAt).Round(time.Millisecond).String(),
+			"session=" + st.String(),
+			"waiter=" + outcome,
 		}}.log(t)
 }
 
