@@ -202,7 +202,7 @@ func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 	select {
 	case err := <-answer:
 		if errors.Is(err, zk.ErrConnectionClosed) {
-			go m.drop(stamp, 0)
+			m.drop(stamp, 0)
 		}
 		return m.client.Conn.SessionID(), err
 	case <-ctx.Done():
@@ -235,7 +235,7 @@ func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, e
 	case errors.Is(err, hold.ErrNodeDeleted), errors.Is(err, hold.ErrSessionExpired):
 		return nil, fmt.Errorf("%w: %s: right after the create: %w", ErrLockLost, m.path, err)
 	default:
-		go m.drop(stamp, 0)
+		m.drop(stamp, 0)
 		return nil, m.wrap("read back", ctx, err)
 	}
 }
@@ -327,7 +327,7 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 		case errors.Is(err, zk.ErrNoNode):
 			return fmt.Errorf("%w: %s was deleted: %w", ErrLockLost, m.path, err)
 		case retryLater(err):
-			go m.drop(h.stamp, h.czxid)
+			m.drop(h.stamp, h.czxid)
 			return nil
 		default:
 			return m.wrap("delete", ctx, err)
@@ -336,40 +336,27 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 	return fmt.Errorf("naive: delete %s: its version keeps changing", m.path)
 }
 
-// drop deletes the lock node in the background if it carries stamp (and,
-// when czxid is not 0, is that very node) and belongs to the connection's
-// current session. It retries while the ensemble can not be reached, and
-// stops when the node is gone or not ours (a node of an ended session is
-// gone with it), when the connection was closed (closing ends the session),
-// or after the session timeout plus a second (the servers have expired a
-// session they have not heard from for that long).
+// drop deletes the lock node in the background (zkop's Eventually: while
+// the connection keeps this session, until it is closed) if it carries
+// stamp, is that very node when czxid is not 0, and belongs to the
+// connection's current session. A node that is gone or not ours ends it.
 func (m *Mutex) drop(stamp []byte, czxid int64) {
-	conn := m.client.Conn
-	give := time.Now().Add(m.client.SessionTimeout + time.Second)
-	pause := 20 * time.Millisecond
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), m.client.SessionTimeout)
+	m.client.Eventually(func(ctx context.Context) (bool, error) {
 		data, stat, err := m.client.Get(ctx, m.path)
 		if err == nil {
-			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != conn.SessionID() {
-				cancel()
-				return
+			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != m.client.Conn.SessionID() {
+				return true, nil
 			}
 			err = m.client.Delete(ctx, m.path, stat.Version)
 		}
-		cancel()
-		if err == nil || !(retryLater(err) || errors.Is(err, zk.ErrBadVersion)) || time.Now().After(give) {
-			return
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+			return true, nil
+		case errors.Is(err, zk.ErrBadVersion):
+			return false, nil // its data changed: read it again
 		}
-		disconnected := conn.State() == zk.StateDisconnected
-		time.Sleep(pause)
-		pause = min(2*pause, time.Second)
-		// go-zookeeper leaves StateDisconnected at once to reconnect
-		// (StateConnecting); a connection that stays there was closed.
-		if disconnected && conn.State() == zk.StateDisconnected {
-			return
-		}
-	}
+		return false, err
+	})
 }
 
 // newStamp returns a random id for one create.

@@ -20,12 +20,16 @@ import (
 // than "not now" (see isTransient), and, as a clean-up of this session's
 // ephemeral nodes may, when the connection no longer has the session it
 // had when Eventually was called (that session, and every ephemeral node
-// of it, is gone), when the connection has been closed (closing it ends
-// the session), or when a session timeout (plus a second) has passed
-// without success (the servers expire a session they have not heard from
-// for that long). The goroutine ends with it: nothing outlives the
-// session, and a closed connection stops it within a few tens of
-// milliseconds.
+// of it, is gone), or when the connection has been closed (closing it ends
+// the session). The goroutine ends with it: nothing outlives the session,
+// and a closed connection stops it within a few tens of milliseconds.
+//
+// It does not give up because time has passed. A client cut off from a
+// working ensemble for a session timeout will find its session expired on
+// reconnecting, and stops then. But while the ensemble has no quorum, no
+// session expires at all, and a new leader gives every session a fresh
+// timeout: a client that reconnects soon enough finds its session, and its
+// nodes, alive, and must still delete them.
 //
 // go-zookeeper does not say when a connection has been closed. After Close
 // it stays StateDisconnected for good, while a lost connection passes
@@ -36,10 +40,9 @@ func (c *Client) Eventually(attempt func(ctx context.Context) (done bool, err er
 	const poll = 50 * time.Millisecond // how often to look for the connection while it is down
 	sid := c.Conn.SessionID()
 	go func() {
-		start := time.Now()
 		backoff := 20 * time.Millisecond
 		disconnected := 0
-		for c.Conn.SessionID() == sid && time.Since(start) <= c.SessionTimeout+time.Second {
+		for c.Conn.SessionID() == sid {
 			pause := poll
 			switch c.Conn.State() {
 			case zk.StateHasSession:

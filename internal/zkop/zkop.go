@@ -23,9 +23,9 @@ import (
 // Client is the request side of one lock. Its zero value is not usable; use New.
 type Client struct {
 	Conn *zk.Conn
-	// SessionTimeout bounds how long background clean-up keeps retrying:
-	// past it, an unreachable ensemble has expired the session and removed
-	// its ephemeral nodes itself.
+	// SessionTimeout is the session timeout of Conn: it bounds each
+	// attempt of a background clean-up, and the locks use it to decide
+	// when a client cut off from the ensemble must consider its hold lost.
 	SessionTimeout time.Duration
 
 	requests      atomic.Int64
