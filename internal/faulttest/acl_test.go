@@ -3,6 +3,7 @@ package faulttest
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -91,7 +92,7 @@ func TestACL(t *testing.T) {
 			holds, double, belief := checkHistory(t, tp, v, path)
 			left := nodesLeft(t, alice.conn, v, path, sessionTimeout+time.Second)
 			report{fault: "acl-protected", variant: v.name, holds: holds, double: double, left: left, recover: -1,
-				belief: belief, extra: []string{"bob_lock=" + quoteErr(berr), "bob_delete=no_auth", "bob_set=no_auth"}}.log(t)
+				belief: belief, extra: []string{"bob_lock=" + strconv.Quote(errText(berr)), "bob_delete=no_auth", "bob_set=no_auth"}}.log(t)
 		})
 
 		t.Run("parent-world-writable", func(t *testing.T) {
@@ -167,11 +168,4 @@ func removeTree(conn *zk.Conn, path string) {
 		removeTree(conn, path+"/"+k)
 	}
 	_ = conn.Delete(path, -1)
-}
-
-func quoteErr(err error) string {
-	if err == nil {
-		return "nil"
-	}
-	return `"` + err.Error() + `"`
 }

@@ -31,6 +31,9 @@ const (
 	// tick is the local ensemble's tick: the servers round session expiry
 	// up to a whole tick.
 	tick = 200 * time.Millisecond
+	// clockSlack allows for reading one machine's clock from two
+	// processes (the test and a child, or the test and the servers).
+	clockSlack = 20 * time.Millisecond
 )
 
 // tape is the clock and the hold log of one test. Times are offsets from

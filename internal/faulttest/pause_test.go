@@ -260,7 +260,7 @@ func testPausedHolder(t *testing.T, v *variant, mode fence.Mode) {
 	bEnter := tp.at(r.at)
 	bh := tp.enterAt(b, bEnter)
 	aEnd := syncSent + v.minHold(st) // the earliest the servers can have taken the lock from A
-	if bEnter < aEnd-20*time.Millisecond {
+	if bEnter < aEnd-clockSlack {
 		t.Errorf("B got the lock %v after A's last request, before A's session (timeout %v) could have expired",
 			bEnter-syncSent, st)
 	}

@@ -42,15 +42,6 @@ type variant struct {
 	recoversCreate bool
 }
 
-// leaseOf is how long a silent holder keeps the lock: its session
-// timeout, or its lease when it has a shorter one.
-func (v *variant) leaseOf(st time.Duration) time.Duration {
-	if v.lease == nil {
-		return st
-	}
-	return min(st, v.lease(st))
-}
-
 func (v *variant) ctx(ctx context.Context, who string) context.Context {
 	if v.owner == nil {
 		return ctx
