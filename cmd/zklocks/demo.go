@@ -59,7 +59,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if len(args) == 0 || args[0] != "fencing" {
 		fmt.Fprintln(stderr, demoHelp)
-		if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		switch {
+		case len(args) == 0:
+			return usageError{"which demo? (fencing)"}
+		case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
 			return nil
 		}
 		return usageError{fmt.Sprintf("unknown demo %q", args[0])}
