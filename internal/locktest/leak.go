@@ -3,9 +3,12 @@ package locktest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/zklocks/zklocks/internal/ensemble"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -105,6 +108,14 @@ func (s *suite) testStats(t *testing.T) {
 		t.Errorf("a: Stats() = %+v after Lock, want Requests > 0", st)
 	}
 	res, _ := s.lockQueued(t, ctx, ctx, a.conn, path, b)
+	// Queued is not yet watching: a release between b's create and b's
+	// watch lets b take the lock without any notification. Wait until a
+	// server lists a watch of b's session on a's node.
+	held, err := s.nodesOf(a.conn, path, a.sid)
+	if err != nil || len(held) != 1 {
+		t.Fatalf("a's node: %v %v", held, err)
+	}
+	s.waitWatch(t, ctx, b.sid, held[0])
 	mustUnlock(t, ctx, "a", a.l)
 	if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
 		t.Fatalf("b: Lock: %v", r.err)
@@ -114,4 +125,42 @@ func (s *suite) testStats(t *testing.T) {
 	}
 	mustUnlock(t, ctx, "b", b.l)
 	t.Logf("a: %+v, b: %+v", sa.Stats(), sb.Stats())
+}
+
+// waitWatch waits until some member of the ensemble reports (4lw wchc) a
+// watch of session sid on node.
+func (s *suite) waitWatch(t *testing.T, ctx context.Context, sid int64, node string) {
+	t.Helper()
+	session := fmt.Sprintf("0x%x", sid)
+	err := poll(ctx, func() (bool, error) {
+		for _, addr := range zktest.Servers(t) {
+			out, err := ensemble.FourLetter(addr, "wchc")
+			if err != nil {
+				continue // a member down, or 4lw not allowed there
+			}
+			if watches(out, session, node) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("session %s never watched %s (4lw wchc must be whitelisted): %v", session, node, err)
+	}
+}
+
+// watches reports whether wchc output lists a watch of session on node:
+// the output is each session id on a line of its own, followed by its
+// watched paths, indented.
+func watches(wchc, session, node string) bool {
+	in := false
+	for _, line := range strings.Split(wchc, "\n") {
+		switch {
+		case !strings.HasPrefix(line, "\t") && !strings.HasPrefix(line, " "):
+			in = strings.TrimSpace(line) == session
+		case in && strings.TrimSpace(line) == node:
+			return true
+		}
+	}
+	return false
 }
