@@ -8,18 +8,19 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/naive"
 )
 
 func ExampleMutex_Lock() {
 	const sessionTimeout = 5 * time.Second
-	conn, _, err := zk.Connect(exampleServers(), sessionTimeout, zk.WithLogInfo(false))
+	conn, _, err := zk.Connect(zktest.ExampleServers(), sessionTimeout, zk.WithLogInfo(false))
 	if err != nil {
 		panic(err)
 	}
 	defer conn.Close()
 
-	m, err := naive.New(conn, examplePath("orders"), naive.WithSessionTimeout(sessionTimeout))
+	m, err := naive.New(conn, zktest.ExamplePath("orders"), naive.WithSessionTimeout(sessionTimeout))
 	if err != nil {
 		panic(err)
 	}
@@ -49,8 +50,8 @@ func ExampleMutex_Lock() {
 }
 
 func ExampleMutex_TryLock() {
-	servers := exampleServers()
-	path := examplePath("reports")
+	servers := zktest.ExampleServers()
+	path := zktest.ExamplePath("reports")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 

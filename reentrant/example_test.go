@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/reentrant"
 	"github.com/zklocks/zklocks/sequential"
 )
@@ -12,9 +13,9 @@ import (
 // inner calls re-enter the hold of the outer ones. Another owner is kept
 // out, and cannot unlock what it does not hold.
 func ExampleWithOwner() {
-	conn, closeConn := exampleConn()
+	conn, closeConn := zktest.ExampleConn()
 	defer closeConn()
-	path := examplePath("withowner")
+	path := zktest.ExamplePath("withowner")
 	m, err := reentrant.New(conn, path)
 	if err != nil {
 		panic(err)
@@ -56,9 +57,9 @@ func ExampleWithOwner() {
 // With InNode the count is written into the node at every step, where any
 // client can read it.
 func ExampleWithCountMode() {
-	conn, closeConn := exampleConn()
+	conn, closeConn := zktest.ExampleConn()
 	defer closeConn()
-	path := examplePath("countmode")
+	path := zktest.ExamplePath("countmode")
 	m, err := reentrant.New(conn, path, reentrant.WithCountMode(reentrant.InNode))
 	if err != nil {
 		panic(err)

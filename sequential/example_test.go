@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/sequential"
 )
 
@@ -13,11 +14,11 @@ import (
 // second waits in the queue until the first releases the lock, and its
 // fencing token is larger.
 func ExampleMutex_Lock() {
-	connA, closeA := connect()
+	connA, closeA := zktest.ExampleConn()
 	defer closeA()
-	connB, closeB := connect()
+	connB, closeB := zktest.ExampleConn()
 	defer closeB()
-	path := lockPath("Lock")
+	path := zktest.ExamplePath("Lock")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -68,11 +69,11 @@ func ExampleMutex_Lock() {
 // TryLock does not wait: while someone else is in the queue it fails with
 // ErrLocked.
 func ExampleMutex_TryLock() {
-	connA, closeA := connect()
+	connA, closeA := zktest.ExampleConn()
 	defer closeA()
-	connB, closeB := connect()
+	connB, closeB := zktest.ExampleConn()
 	defer closeB()
-	path := lockPath("TryLock")
+	path := zktest.ExamplePath("TryLock")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -102,16 +103,16 @@ func ExampleMutex_TryLock() {
 // holds it, and who waits in which order, from the data each contender
 // stored in its node.
 func ExampleContenders() {
-	conn, closeConn := connect()
+	conn, closeConn := zktest.ExampleConn()
 	defer closeConn()
-	path := lockPath("Contenders")
+	path := zktest.ExamplePath("Contenders")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
 	var waiting []context.CancelFunc
 	var results []chan error
 	for i, who := range []string{"alice", "bob", "carol"} {
-		c, closeC := connect()
+		c, closeC := zktest.ExampleConn()
 		defer closeC()
 		m, _ := sequential.New(c, path, sequential.WithSessionTimeout(sessionTimeout),
 			sequential.WithData([]byte(who)))

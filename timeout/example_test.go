@@ -15,12 +15,12 @@ import (
 // A waiter that may wait at most 200ms gives up with ErrWaitTimeout, and
 // its node is gone when LockTimeout returns.
 func ExampleMutex_LockTimeout() {
-	connA, closeA := exampleConn()
+	connA, closeA := zktest.ExampleConn()
 	defer closeA()
-	connB, closeB := exampleConn()
+	connB, closeB := zktest.ExampleConn()
 	defer closeB()
 	ctx := context.Background()
-	path := examplePath("LockTimeout")
+	path := zktest.ExamplePath("LockTimeout")
 
 	a, _ := timeout.New(connA, path, timeout.WithSessionTimeout(zktest.DefaultSessionTimeout))
 	b, _ := timeout.New(connB, path, timeout.WithSessionTimeout(zktest.DefaultSessionTimeout))
@@ -43,12 +43,12 @@ func ExampleMutex_LockTimeout() {
 // alive. Here the stalled holder is a node made by hand, the way a holder
 // of this package leaves its node: "lease=<ms>ms held".
 func ExampleWithLease() {
-	connA, closeA := exampleConn()
+	connA, closeA := zktest.ExampleConn()
 	defer closeA()
-	connB, closeB := exampleConn()
+	connB, closeB := zktest.ExampleConn()
 	defer closeB()
 	ctx := context.Background()
-	path := examplePath("WithLease")
+	path := zktest.ExamplePath("WithLease")
 	acl := zk.WorldACL(zk.PermAll)
 
 	// The stalled holder: first in the queue, lease 500ms, never renewed.
