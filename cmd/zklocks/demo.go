@@ -232,12 +232,12 @@ func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string
 		cmd.Process.Pid, path, zxid(locked.Token), locked.Session, d.session)
 
 	// B and an observer, in this process.
-	b, err := demoConnect(ctx, d.addrs, d.session)
+	b, err := connect(ctx, d.addrs, d.session)
 	if err != nil {
 		return fence.State{}, err
 	}
 	defer b.Close()
-	obs, err := demoConnect(ctx, d.addrs, d.session)
+	obs, err := connect(ctx, d.addrs, d.session)
 	if err != nil {
 		return fence.State{}, err
 	}
@@ -348,26 +348,6 @@ func demoWaitQueued(ctx context.Context, conn *zk.Conn, path string, sid int64) 
 	}
 }
 
-// demoConnect opens a session with the given timeout and waits for it.
-func demoConnect(ctx context.Context, addrs []string, timeout time.Duration) (*zk.Conn, error) {
-	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
-	if err != nil {
-		return nil, err
-	}
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				go drainEvents(events)
-				return conn, nil
-			}
-		case <-ctx.Done():
-			conn.Close()
-			return nil, fmt.Errorf("connect to %s: %w", strings.Join(addrs, ","), ctx.Err())
-		}
-	}
-}
-
 // fencingHolder is client A, in the child process: it takes the lock,
 // reports, and waits to be frozen. When it runs again (SIGCONT) it does
 // what a process frozen in its critical section does: it carries on with
@@ -394,7 +374,7 @@ func fencingHolder(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := demoConnect(ctx, splitServers(*servers), *session)
+	conn, err := connect(ctx, splitServers(*servers), *session)
 	if err != nil {
 		return fail(err)
 	}

@@ -63,7 +63,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	conn, err := dial(ctx, addrs)
+	conn, err := connect(ctx, addrs, 10*time.Second)
 	if err != nil {
 		return err
 	}
@@ -103,35 +103,6 @@ func splitServers(s string) []string {
 	}
 	return out
 }
-
-// dial opens a session and waits until it is established or ctx ends.
-func dial(ctx context.Context, addrs []string) (*zk.Conn, error) {
-	conn, events, err := zk.Connect(addrs, 10*time.Second, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}))
-	if err != nil {
-		return nil, err
-	}
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				go drainEvents(events)
-				return conn, nil
-			}
-		case <-ctx.Done():
-			conn.Close()
-			return nil, fmt.Errorf("connect to %s: %w", strings.Join(addrs, ","), ctx.Err())
-		}
-	}
-}
-
-func drainEvents(events <-chan zk.Event) {
-	for range events {
-	}
-}
-
-type quietLogger struct{}
-
-func (quietLogger) Printf(string, ...any) {}
 
 func inspectPath(ctx context.Context, conn *zk.Conn, path string, w io.Writer) error {
 	now, err := ensembleNow(ctx, conn, path)
