@@ -409,6 +409,12 @@ func (m *Mutex) abandon(ctx context.Context, a *attempt) {
 	if a.mon != nil {
 		a.mon.Release()
 	}
+	if m.c.Conn.State() != zk.StateHasSession {
+		// The ensemble can not be reached now: waiting for it here would
+		// only make Lock late. The background does it all when it can.
+		m.c.Eventually(func(ctx context.Context) (bool, error) { return m.undo(ctx, a) })
+		return
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(m.opts.sessionTimeout, cleanupBudget))
 	defer cancel()
 	if a.node != "" {
@@ -435,6 +441,21 @@ func (m *Mutex) abandon(ctx context.Context, a *attempt) {
 			return
 		}
 	}
+}
+
+// undo deletes the node of a failed acquisition and, when a create had
+// an unknown outcome, every twin of it; it reports whether it got through.
+func (m *Mutex) undo(ctx context.Context, a *attempt) (done bool, err error) {
+	if a.node != "" {
+		// By name, at any version: the name carries this acquisition's GUID.
+		if err := m.c.Delete(ctx, a.node, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return false, err
+		}
+	}
+	if !a.unsure {
+		return true, nil
+	}
+	return m.sweep(ctx, a.guid)
 }
 
 // sweep deletes every child of the lock path that carries guid, and
