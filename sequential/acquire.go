@@ -399,12 +399,12 @@ const cleanupBudget = time.Second
 // abandon undoes a failed acquisition: it stops the watch on our node and
 // deletes the node, and any twin of it. It uses a context of its own (the
 // caller's is usually done: that is why Lock failed), bounded by
-// cleanupBudget. Whatever it can not finish in that time, because the
-// ensemble can not be reached now, it hands to the background, which
-// retries until it is done, the session has changed, or a session timeout
-// has passed (zkop.Client.Eventually): past that, an unreachable ensemble
-// has expired the session and its nodes with it. So Lock returns about
-// when its ctx ends, and nothing of it outlives the session.
+// cleanupBudget; when the connection has no session at all right now it
+// does not wait even that long. Whatever it can not finish, it hands to
+// the background, which retries until it is done, the session has
+// changed (its nodes went with it), or the connection is closed
+// (zkop.Client.Eventually). So Lock returns about when its ctx ends, and
+// nothing of it outlives the session.
 func (m *Mutex) abandon(ctx context.Context, a *attempt) {
 	if a.mon != nil {
 		a.mon.Release()
