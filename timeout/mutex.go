@@ -12,6 +12,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/sequential"
@@ -454,23 +455,12 @@ func (m *Mutex) pauseRenewal() (resume func()) {
 	}
 }
 
-// translate renames an error of the sequential lock underneath with this
-// package's sentinel of the same meaning, keeping the original in the chain.
-func translate(err error) error {
-	for _, p := range []struct{ theirs, ours error }{
-		{sequential.ErrBadPath, ErrBadPath},
-		{sequential.ErrNilConn, ErrNilConn},
-		{sequential.ErrLocked, ErrLocked},
-		{sequential.ErrNotLocked, ErrNotLocked},
-		{sequential.ErrLockLost, ErrLockLost},
-		{sequential.ErrAlreadyLocked, ErrAlreadyLocked},
-	} {
-		if errors.Is(err, p.theirs) {
-			return fmt.Errorf("%w (%w)", p.ours, err)
-		}
-	}
-	return err
-}
+// translate gives an error of the sequential lock underneath this
+// package's name (see lockerr.FromSequential).
+func translate(err error) error { return lockerr.FromSequential("timeout", sentinels, err) }
+
+var sentinels = lockerr.Sentinels{BadPath: ErrBadPath, NilConn: ErrNilConn, Locked: ErrLocked,
+	NotLocked: ErrNotLocked, LockLost: ErrLockLost, AlreadyLocked: ErrAlreadyLocked}
 
 func isClosed(c <-chan struct{}) bool {
 	select {
