@@ -41,7 +41,7 @@ func TestOutageCleanup(t *testing.T) {
 		v          *variant
 		u, d       *client
 		drop       *dropper
-		dres       <-chan lockResult
+		dres       <-chan locktest.LockResult
 		uErr       error
 		uTook      time.Duration
 		sidU, sidD int64
@@ -121,10 +121,10 @@ func TestOutageCleanup(t *testing.T) {
 			dOutcome := "acquired"
 			select {
 			case r := <-p.dres:
-				if r.err != nil {
-					dOutcome = strconv.Quote(r.err.Error())
+				if r.Err != nil {
+					dOutcome = strconv.Quote(r.Err.Error())
 				} else {
-					h := tp.enterAt(p.d, tp.at(r.at))
+					h := tp.enterAt(p.d, tp.at(r.At))
 					tp.leave(h, stillHeld)
 					if err := p.d.l.Unlock(p.d.ctx(ctx)); err != nil {
 						t.Errorf("D: Unlock: %v", err)

@@ -30,30 +30,11 @@ func (v *variant) minHold(st time.Duration) time.Duration {
 	return min(st, 2*v.lease(st)/3)
 }
 
-// lockResult is the outcome of a Lock run in its own goroutine.
-type lockResult struct {
-	err error
-	at  time.Time
-}
-
-func lockAsync(ctx context.Context, c *client) <-chan lockResult {
-	ch := make(chan lockResult, 1)
-	go func() {
-		err := c.l.Lock(c.ctx(ctx))
-		ch <- lockResult{err, time.Now()}
-	}()
-	return ch
-}
-
-func await(t *testing.T, ch <-chan lockResult, within time.Duration, who string) lockResult {
-	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(within):
-		t.Fatalf("%s: Lock still blocked after %v", who, within)
-		return lockResult{}
-	}
+// locktest.LockResult is the outcome of a Lock run in its own goroutine.
+// lockAsync runs c's Lock in the background, with c's context (its
+// owner, for the re-entrant lock).
+func lockAsync(ctx context.Context, c *client) <-chan locktest.LockResult {
+	return locktest.LockAsync(c.ctx(ctx), c.l)
 }
 
 // waitQueued waits until c's Lock (running elsewhere) is waiting: its node
@@ -174,11 +155,11 @@ func TestCutHolder(t *testing.T) {
 		cutAt := tp.now()
 		h.cut.Cut()
 
-		r := await(t, wres, 2*h.st+10*time.Second, "waiter")
-		if r.err != nil {
-			t.Fatalf("waiter: Lock after the holder was cut off: %v", r.err)
+		r := locktest.AwaitLock(t, wres, 2*h.st+10*time.Second, "waiter")
+		if r.Err != nil {
+			t.Fatalf("waiter: Lock after the holder was cut off: %v", r.Err)
 		}
-		wEnter := tp.at(r.at)
+		wEnter := tp.at(r.At)
 		wh := tp.enterAt(w, wEnter)
 		// The servers can not have expired the holder before a session
 		// timeout (or, leased, two thirds of a lease) after the request it
@@ -296,17 +277,17 @@ func testCutWaiterExpired(t *testing.T, v *variant) {
 		t.Fatal(err)
 	}
 	waitGone(t, admin, probe, 2*w.st+10*time.Second)
-	xr := await(t, xres, 10*time.Second, "other")
-	if xr.err != nil {
-		t.Fatalf("other: Lock: %v", xr.err)
+	xr := locktest.AwaitLock(t, xres, 10*time.Second, "other")
+	if xr.Err != nil {
+		t.Fatalf("other: Lock: %v", xr.Err)
 	}
-	xh := tp.enterAt(x, tp.at(xr.at))
+	xh := tp.enterAt(x, tp.at(xr.At))
 	healAt := tp.now()
 	w.cut.Heal()
 
 	// The waiter comes back with a stale view while the other client
 	// holds the lock for three more seconds.
-	var wr lockResult
+	var wr locktest.LockResult
 	got := false
 	select {
 	case wr = <-wres:
@@ -318,23 +299,23 @@ func testCutWaiterExpired(t *testing.T, v *variant) {
 		t.Errorf("other: Unlock: %v", err)
 	}
 	if !got {
-		wr = await(t, wres, 20*time.Second, "waiter")
+		wr = locktest.AwaitLock(t, wres, 20*time.Second, "waiter")
 	}
 	outcome := "acquired"
 	rec := time.Duration(-1)
-	if wr.err == nil {
+	if wr.Err == nil {
 		// Allowed only as a fresh acquisition; the history shows whether
 		// it overlapped the other client's hold.
-		rec = tp.at(wr.at) - healAt
-		wh := tp.enterAt(w, tp.at(wr.at))
+		rec = tp.at(wr.At) - healAt
+		wh := tp.enterAt(w, tp.at(wr.At))
 		tp.leave(wh, stillHeld)
 		if err := w.l.Unlock(w.ctx(ctx)); err != nil {
 			t.Errorf("waiter: Unlock: %v", err)
 		}
 	} else {
-		outcome = strconv.Quote(wr.err.Error())
-		if !errors.Is(wr.err, v.errs.Lost) && !clearOutageError(wr.err) && !errors.Is(wr.err, zk.ErrSessionExpired) {
-			t.Errorf("waiter: Lock after its session expired: %v; want %v or a connection error", wr.err, v.errs.Lost)
+		outcome = strconv.Quote(wr.Err.Error())
+		if !errors.Is(wr.Err, v.errs.Lost) && !clearOutageError(wr.Err) && !errors.Is(wr.Err, zk.ErrSessionExpired) {
+			t.Errorf("waiter: Lock after its session expired: %v; want %v or a connection error", wr.Err, v.errs.Lost)
 		}
 	}
 	waitSessionEnded(t, w, sidW, 10*time.Second)
@@ -382,22 +363,22 @@ func testCutWaiterSurvived(t *testing.T, v *variant) {
 	var order []string
 	var rec time.Duration
 	for range 2 {
-		var r lockResult
+		var r locktest.LockResult
 		var c *client
 		select {
 		case r = <-wres:
 			c, wres = w, nil
-			rec = tp.at(r.at) - healAt
+			rec = tp.at(r.At) - healAt
 		case r = <-xres:
 			c, xres = x, nil
 		case <-time.After(20 * time.Second):
 			t.Fatalf("no Lock returned 20s after the heal (acquired so far: %v)", order)
 		}
-		if r.err != nil {
-			t.Fatalf("%s: Lock: %v", c.name, r.err)
+		if r.Err != nil {
+			t.Fatalf("%s: Lock: %v", c.name, r.Err)
 		}
 		order = append(order, c.name)
-		hc := tp.enterAt(c, tp.at(r.at))
+		hc := tp.enterAt(c, tp.at(r.At))
 		time.Sleep(20 * time.Millisecond)
 		tp.leave(hc, stillHeld)
 		if err := c.l.Unlock(c.ctx(ctx)); err != nil {
@@ -456,11 +437,11 @@ func testCutWaiterAlone(t *testing.T, v *variant) {
 	outcome := "acquired"
 	select {
 	case r := <-wres:
-		if r.err != nil {
-			t.Fatalf("waiter: Lock: %v", r.err)
+		if r.Err != nil {
+			t.Fatalf("waiter: Lock: %v", r.Err)
 		}
-		rec = tp.at(r.at) - healAt
-		wh := tp.enterAt(w, tp.at(r.at))
+		rec = tp.at(r.At) - healAt
+		wh := tp.enterAt(w, tp.at(r.At))
 		tp.leave(wh, stillHeld)
 		if err := w.l.Unlock(w.ctx(ctx)); err != nil {
 			t.Errorf("waiter: Unlock: %v", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/fence"
+	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -253,11 +254,11 @@ func testPausedHolder(t *testing.T, v *variant, mode fence.Mode) {
 	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	r := await(t, bres, 2*st+10*time.Second, "B")
-	if r.err != nil {
-		t.Fatalf("B: Lock while A is frozen: %v", r.err)
+	r := locktest.AwaitLock(t, bres, 2*st+10*time.Second, "B")
+	if r.Err != nil {
+		t.Fatalf("B: Lock while A is frozen: %v", r.Err)
 	}
-	bEnter := tp.at(r.at)
+	bEnter := tp.at(r.At)
 	bh := tp.enterAt(b, bEnter)
 	aEnd := syncSent + v.minHold(st) // the earliest the servers can have taken the lock from A
 	if bEnter < aEnd-clockSlack {

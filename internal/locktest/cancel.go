@@ -119,7 +119,7 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 
 			bctx, cancel, cancelByHand := tc.start(ctx)
 			defer cancel()
-			var res <-chan lockResult
+			var res <-chan LockResult
 			if cancelByHand {
 				var queued bool
 				res, queued = s.lockQueued(t, ctx, bctx, a.conn, path, b)
@@ -130,11 +130,11 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 			} else {
 				// The deadline ends the wait on its own; waiting here to see b
 				// queued could outlast it on a slow machine.
-				res = lockAsync(bctx, b.l)
+				res = LockAsync(bctx, b.l)
 			}
-			r := awaitLock(t, res, 5*time.Second, "b")
-			if !errors.Is(r.err, tc.want) {
-				t.Fatalf("b: Lock: %v, want %v", r.err, tc.want)
+			r := AwaitLock(t, res, 5*time.Second, "b")
+			if !errors.Is(r.Err, tc.want) {
+				t.Fatalf("b: Lock: %v, want %v", r.Err, tc.want)
 			}
 			s.requireNoNodes(t, a.conn, path, b, "b's ctx ended while it waited")
 			if isClosed(a.l.Done()) {
@@ -161,7 +161,7 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 	a := s.newClient(t, path, 0)
 	b := s.newClient(t, path, 0)
 
-	handoff := func(cancelAfter time.Duration) (lockResult, time.Time) {
+	handoff := func(cancelAfter time.Duration) (LockResult, time.Time) {
 		actx, acancel := context.WithTimeout(ctx, SessionTimeout+5*time.Second)
 		defer acancel()
 		if err := a.l.Lock(actx); err != nil {
@@ -176,17 +176,17 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 		}
 		unlockAt := time.Now()
 		mustUnlock(t, ctx, "a", a.l)
-		return awaitLock(t, res, 10*time.Second, "b"), unlockAt
+		return AwaitLock(t, res, 10*time.Second, "b"), unlockAt
 	}
 	// Plain handoffs first, to learn how long one takes here (the median
 	// of three: the first one on a cold ensemble can be slow).
 	var took []time.Duration
 	for range 3 {
 		r, unlockAt := handoff(-1)
-		if r.err != nil {
-			t.Fatalf("b: Lock in a plain handoff: %v", r.err)
+		if r.Err != nil {
+			t.Fatalf("b: Lock in a plain handoff: %v", r.Err)
 		}
-		took = append(took, r.at.Sub(unlockAt))
+		took = append(took, r.At.Sub(unlockAt))
 		mustUnlock(t, ctx, "b", b.l)
 	}
 	slices.Sort(took)
@@ -197,7 +197,7 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 		delay := time.Duration(rand.Int64N(int64(window) + 1))
 		r, _ := handoff(delay)
 		switch {
-		case r.err == nil:
+		case r.Err == nil:
 			won++
 			if isClosed(b.l.Done()) {
 				t.Fatalf("iteration %d (cancel after %v): Lock succeeded but Done() is closed", i, delay)
@@ -207,13 +207,13 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 			}
 			s.requireNodes(t, a.conn, path, b.sid, "b's hold after a successful Lock")
 			mustUnlock(t, ctx, "b", b.l)
-		case errors.Is(r.err, context.Canceled):
+		case errors.Is(r.Err, context.Canceled):
 			cancelled++
 			if tok := b.l.Token(); tok != 0 {
 				t.Fatalf("iteration %d: Lock failed but Token() = %d", i, tok)
 			}
 		default:
-			t.Fatalf("iteration %d (cancel after %v): b: Lock: %v, want nil or %v", i, delay, r.err, context.Canceled)
+			t.Fatalf("iteration %d (cancel after %v): b: Lock: %v, want nil or %v", i, delay, r.Err, context.Canceled)
 		}
 		s.requireNoNodes(t, a.conn, path, b, "the race between b's cancel and the handoff")
 	}

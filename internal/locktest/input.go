@@ -180,8 +180,8 @@ func (s *suite) testAlreadyLocked(t *testing.T) {
 		t.Log("queueing can not be observed for this variant: the while-acquiring case is not checked")
 	}
 	mustUnlock(t, ctx, "a", a.l)
-	if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
-		t.Fatalf("b: the first Lock, after the refused calls: %v", r.err)
+	if r := AwaitLock(t, res, 10*time.Second, "b"); r.Err != nil {
+		t.Fatalf("b: the first Lock, after the refused calls: %v", r.Err)
 	}
 	mustUnlock(t, ctx, "b", b.l)
 }

@@ -28,8 +28,8 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			mustLock(t, ctx, "a", a.l)
 			res, _ := s.lockQueued(t, ctx, ctx, a.conn, path, b)
 			mustUnlock(t, ctx, "a", a.l)
-			if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
-				t.Fatalf("b: Lock: %v", r.err)
+			if r := AwaitLock(t, res, 10*time.Second, "b"); r.Err != nil {
+				t.Fatalf("b: Lock: %v", r.Err)
 			}
 			mustUnlock(t, ctx, "b", b.l)
 			if err := a.l.TryLock(ctx); err != nil {
@@ -44,8 +44,8 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			bctx, cancel := context.WithCancel(ctx)
 			res, _ := s.lockQueued(t, ctx, bctx, a.conn, path, b)
 			cancel()
-			if r := awaitLock(t, res, 5*time.Second, "b"); !errors.Is(r.err, context.Canceled) {
-				t.Fatalf("b: Lock: %v, want %v", r.err, context.Canceled)
+			if r := AwaitLock(t, res, 5*time.Second, "b"); !errors.Is(r.Err, context.Canceled) {
+				t.Fatalf("b: Lock: %v, want %v", r.Err, context.Canceled)
 			}
 			s.requireNoNodes(t, a.conn, path, b, "b's cancelled Lock")
 			mustUnlock(t, ctx, "a", a.l)
@@ -117,8 +117,8 @@ func (s *suite) testStats(t *testing.T) {
 	}
 	s.waitWatch(t, ctx, b.sid, held[0])
 	mustUnlock(t, ctx, "a", a.l)
-	if r := awaitLock(t, res, 10*time.Second, "b"); r.err != nil {
-		t.Fatalf("b: Lock: %v", r.err)
+	if r := AwaitLock(t, res, 10*time.Second, "b"); r.Err != nil {
+		t.Fatalf("b: Lock: %v", r.Err)
 	}
 	if st := sb.Stats(); st.Requests <= 0 || st.Notifications <= 0 {
 		t.Errorf("b: Stats() = %+v after waiting for a's release, want Requests > 0 and Notifications > 0", st)

@@ -322,13 +322,13 @@ func (s *suite) requireNodes(t *testing.T, admin *zk.Conn, path string, sid int6
 // lockQueued starts c's Lock(lctx) in its own goroutine and waits (bounded
 // by ctx) until the Lock is observably queued behind the current holder;
 // see waitQueued. The bool is false when queueing can not be observed.
-func (s *suite) lockQueued(t *testing.T, ctx, lctx context.Context, admin *zk.Conn, path string, c client) (<-chan lockResult, bool) {
+func (s *suite) lockQueued(t *testing.T, ctx, lctx context.Context, admin *zk.Conn, path string, c client) (<-chan LockResult, bool) {
 	t.Helper()
 	var base int64
 	if st, ok := c.l.(Stater); ok {
 		base = st.Stats().Requests
 	}
-	res := lockAsync(lctx, c.l)
+	res := LockAsync(lctx, c.l)
 	return res, s.waitQueued(t, ctx, admin, path, c, base, res)
 }
 
@@ -338,7 +338,7 @@ func (s *suite) lockQueued(t *testing.T, ctx, lctx context.Context, admin *zk.Co
 // false at once when progress can not be observed (NodeAtPath without
 // Stats), and fails the test if the Lock returns (on res) before it queued.
 func (s *suite) waitQueued(t *testing.T, ctx context.Context, admin *zk.Conn, path string, c client,
-	base int64, res <-chan lockResult) bool {
+	base int64, res <-chan LockResult) bool {
 	t.Helper()
 	var cond func() (bool, error)
 	switch st, ok := c.l.(Stater); {
@@ -355,7 +355,7 @@ func (s *suite) waitQueued(t *testing.T, ctx context.Context, admin *zk.Conn, pa
 	err := poll(ctx, func() (bool, error) {
 		if len(res) > 0 {
 			r := <-res
-			return false, fmt.Errorf("Lock returned (%v) while another client held the lock", r.err)
+			return false, fmt.Errorf("Lock returned (%v) while another client held the lock", r.Err)
 		}
 		return cond()
 	})
@@ -387,29 +387,32 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// lockResult is the outcome of a Lock run in its own goroutine.
-type lockResult struct {
-	err error
-	at  time.Time
+// LockResult is the outcome of a Lock run in the background: its error,
+// and when it returned.
+type LockResult struct {
+	Err error
+	At  time.Time
 }
 
-func lockAsync(ctx context.Context, l zklocks.Locker) <-chan lockResult {
-	ch := make(chan lockResult, 1)
+// LockAsync runs l.Lock(ctx) in its own goroutine; the channel gets its
+// outcome.
+func LockAsync(ctx context.Context, l zklocks.Locker) <-chan LockResult {
+	ch := make(chan LockResult, 1)
 	go func() {
 		err := l.Lock(ctx)
-		ch <- lockResult{err, time.Now()}
+		ch <- LockResult{Err: err, At: time.Now()}
 	}()
 	return ch
 }
 
-// awaitLock waits for an async Lock's outcome, failing the test after d.
-func awaitLock(t *testing.T, ch <-chan lockResult, d time.Duration, who string) lockResult {
+// AwaitLock waits for an async Lock's outcome, failing the test after d.
+func AwaitLock(t *testing.T, ch <-chan LockResult, d time.Duration, who string) LockResult {
 	t.Helper()
 	select {
 	case r := <-ch:
 		return r
 	case <-time.After(d):
 		t.Fatalf("%s: Lock still blocked after %v", who, d)
-		return lockResult{}
+		return LockResult{}
 	}
 }

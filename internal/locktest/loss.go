@@ -28,12 +28,12 @@ func (s *suite) testCrashRelease(t *testing.T) {
 
 		cutAt := time.Now()
 		cutter.Cut() // the holder's process is partitioned away: no Unlock, no heartbeats
-		r := awaitLock(t, res, 2*ExpirySessionTimeout+10*time.Second, "waiter")
-		if r.err != nil {
-			t.Fatalf("waiter: Lock after the holder's session expired: %v", r.err)
+		r := AwaitLock(t, res, 2*ExpirySessionTimeout+10*time.Second, "waiter")
+		if r.Err != nil {
+			t.Fatalf("waiter: Lock after the holder's session expired: %v", r.Err)
 		}
 		t.Logf("waiter acquired %v after the holder was cut off (session timeout %v)",
-			r.at.Sub(cutAt).Round(time.Millisecond), ExpirySessionTimeout)
+			r.At.Sub(cutAt).Round(time.Millisecond), ExpirySessionTimeout)
 		if w.l.Token() <= tokenH {
 			t.Errorf("waiter's token %d is not larger than the crashed holder's %d", w.l.Token(), tokenH)
 		}
@@ -62,11 +62,11 @@ func (s *suite) testCrashRelease(t *testing.T) {
 
 		closedAt := time.Now()
 		h.conn.Close() // the process exits without Unlock; closing ends its session at once
-		r := awaitLock(t, res, SessionTimeout+10*time.Second, "waiter")
-		if r.err != nil {
-			t.Fatalf("waiter: Lock after the holder closed its connection: %v", r.err)
+		r := AwaitLock(t, res, SessionTimeout+10*time.Second, "waiter")
+		if r.Err != nil {
+			t.Fatalf("waiter: Lock after the holder closed its connection: %v", r.Err)
 		}
-		t.Logf("waiter acquired %v after the holder's conn.Close()", r.at.Sub(closedAt).Round(time.Millisecond))
+		t.Logf("waiter acquired %v after the holder's conn.Close()", r.At.Sub(closedAt).Round(time.Millisecond))
 		requireClosedWithin(t, h.l.Done(), SessionTimeout+lossSlack, "holder after conn.Close()")
 		if err := h.l.Unlock(ctx); err == nil {
 			t.Error("holder: Unlock on a closed connection succeeded; want an error")
