@@ -101,32 +101,23 @@ func TestSoak(t *testing.T) {
 			l.cy.stop()
 		}
 	})
+	// bounce SIGKILLs member i, leaves it down for a while, and restarts it.
+	bounce := func(i int, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := e.Kill(i); err != nil {
+			return err
+		}
+		time.Sleep(3 * time.Second)
+		return e.Restart(i)
+	}
 	faults := []struct {
 		name string
 		do   func() error
 	}{
-		{"kill leader", func() error {
-			i, err := e.Leader()
-			if err != nil {
-				return err
-			}
-			if err := e.Kill(i); err != nil {
-				return err
-			}
-			time.Sleep(3 * time.Second)
-			return e.Restart(i)
-		}},
-		{"kill follower", func() error {
-			i, err := aFollower(e, -1)
-			if err != nil {
-				return err
-			}
-			if err := e.Kill(i); err != nil {
-				return err
-			}
-			time.Sleep(3 * time.Second)
-			return e.Restart(i)
-		}},
+		{"kill leader", func() error { return bounce(e.Leader()) }},
+		{"kill follower", func() error { return bounce(aFollower(e, -1)) }},
 		{"cut a quarter of the clients past their session timeout", func() error {
 			cut := rand.Perm(len(all))[:len(all)/4]
 			for _, i := range cut {

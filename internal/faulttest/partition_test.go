@@ -131,7 +131,7 @@ func TestCutHolder(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := newClient(t, tp, v, path, "holder", withTimeout(expiryTimeout), withCutter())
-		probe := sessionProbe(t, h.conn)
+		probe := zktest.NewSessionProbe(t, h.conn)
 		w := newClient(t, tp, v, path, "waiter")
 
 		if err := h.l.Lock(h.ctx(ctx)); err != nil {
@@ -188,7 +188,7 @@ func TestCutHolder(t *testing.T) {
 
 		// Heal once the servers have expired the holder's session (a leased
 		// holder can lose the lock earlier, by eviction).
-		waitGone(t, admin, probe, 2*h.st+10*time.Second)
+		probe.WaitExpired(t, admin, 2*h.st+10*time.Second)
 		h.cut.Heal()
 		waitSessionEnded(t, h, sidH, 10*time.Second)
 		if !isClosed(h.l.Done()) {
@@ -256,7 +256,7 @@ func testCutWaiterExpired(t *testing.T, v *variant) {
 	w := newClient(t, tp, v, path, "waiter", withTimeout(expiryTimeout), withCutter())
 	x := newClient(t, tp, v, path, "other")
 	sidW := w.conn.SessionID()
-	probe := sessionProbe(t, w.conn)
+	probe := zktest.NewSessionProbe(t, w.conn)
 
 	if err := h.l.Lock(h.ctx(ctx)); err != nil {
 		t.Fatal(err)
@@ -276,7 +276,7 @@ func testCutWaiterExpired(t *testing.T, v *variant) {
 	if err := h.l.Unlock(h.ctx(ctx)); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, admin, probe, 2*w.st+10*time.Second)
+	probe.WaitExpired(t, admin, 2*w.st+10*time.Second)
 	xr := locktest.AwaitLock(t, xres, 10*time.Second, "other")
 	if xr.Err != nil {
 		t.Fatalf("other: Lock: %v", xr.Err)
@@ -459,40 +459,4 @@ func testCutWaiterAlone(t *testing.T, v *variant) {
 			"session=" + st.String(),
 			"waiter=" + outcome,
 		}}.log(t)
-}
-
-// sessionProbe creates an ephemeral node of conn's session, whose deletion
-// tells another client that the session has expired.
-func sessionProbe(t *testing.T, conn *zk.Conn) string {
-	t.Helper()
-	if _, err := conn.Create(zktest.Root, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		t.Fatal(err)
-	}
-	p, err := conn.Create(fmt.Sprintf("%s/probe-%016x-", zktest.Root, conn.SessionID()), nil,
-		zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// waitGone waits until path is deleted.
-func waitGone(t *testing.T, conn *zk.Conn, path string, within time.Duration) {
-	t.Helper()
-	timer := time.NewTimer(within)
-	defer timer.Stop()
-	for {
-		ok, _, ch, err := conn.ExistsW(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-			t.Fatalf("%s still there after %v", path, within)
-		}
-	}
 }

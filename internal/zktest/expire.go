@@ -32,14 +32,7 @@ func ExpireSession(t testing.TB, conn *zk.Conn) {
 	if conn.State() != zk.StateHasSession || sid == 0 {
 		t.Fatalf("zktest: ExpireSession: connection has no session (state %v)", conn.State())
 	}
-	acl := zk.WorldACL(zk.PermAll)
-	if _, err := conn.Create(Root, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		t.Fatalf("zktest: ExpireSession: create %s: %v", Root, err)
-	}
-	probe := fmt.Sprintf("%s/expire-probe-%016x-%s", Root, sid, randomHex(4))
-	if _, err := conn.Create(probe, nil, zk.FlagEphemeral, acl); err != nil {
-		t.Fatalf("zktest: ExpireSession: create probe %s: %v", probe, err)
-	}
+	probe := NewSessionProbe(t, conn)
 
 	watcher, closeWatcher := open(t, Servers(t), connConfig{timeout: DefaultSessionTimeout})
 	defer closeWatcher()
@@ -51,12 +44,38 @@ func ExpireSession(t testing.TB, conn *zk.Conn) {
 	defer info.cutter.Heal()
 	// The server's session timeout is at most the one asked for, rounded
 	// up to whole ticks; allow it twice plus slack for a loaded machine.
-	if err := waitGone(watcher, probe, 2*info.timeout+10*time.Second); err != nil {
-		t.Fatalf("zktest: ExpireSession: session 0x%x: %v", sid, err)
-	}
+	probe.WaitExpired(t, watcher, 2*info.timeout+10*time.Second)
 	info.cutter.Heal()
 	if err := waitSession(conn, sid, sessionWait); err != nil {
 		t.Fatalf("zktest: ExpireSession: after the expiry of 0x%x: %v", sid, err)
+	}
+}
+
+// SessionProbe tells another session when a session has expired: it is an
+// ephemeral node of that session, and ZooKeeper deletes a session's
+// ephemeral nodes in the very transaction that expires it.
+type SessionProbe struct{ path string }
+
+// NewSessionProbe creates a probe for conn's current session.
+func NewSessionProbe(t testing.TB, conn *zk.Conn) *SessionProbe {
+	t.Helper()
+	acl := zk.WorldACL(zk.PermAll)
+	if _, err := conn.Create(Root, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		t.Fatalf("zktest: session probe: create %s: %v", Root, err)
+	}
+	path := fmt.Sprintf("%s/session-probe-%016x-%s", Root, conn.SessionID(), randomHex(4))
+	if _, err := conn.Create(path, nil, zk.FlagEphemeral, acl); err != nil {
+		t.Fatalf("zktest: session probe: create %s: %v", path, err)
+	}
+	return &SessionProbe{path: path}
+}
+
+// WaitExpired blocks until the probe's session has expired, as watcher (a
+// connection of another session) sees it, and fails the test after within.
+func (p *SessionProbe) WaitExpired(t testing.TB, watcher *zk.Conn, within time.Duration) {
+	t.Helper()
+	if err := waitGone(watcher, p.path, within); err != nil {
+		t.Fatalf("zktest: session of probe %s did not expire: %v", p.path, err)
 	}
 }
 
