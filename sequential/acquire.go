@@ -72,6 +72,12 @@ func (b *backoff) pause(ctx context.Context, err error, limit int, lost *hold.Mo
 // occupant returns the name of the first contender in the queue, "" when
 // the queue is empty or the lock path does not exist.
 func (m *Mutex) occupant(ctx context.Context) (string, error) {
+	// Without the sync, a TryLock called right after another session's
+	// Unlock returned could still see that session's node on a lagging
+	// follower and fail although the lock is free.
+	if err := m.c.Sync(ctx, m.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "", fmt.Errorf("sequential: sync %s: %w", m.path, err)
+	}
 	kids, err := m.c.Children(ctx, m.path)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):

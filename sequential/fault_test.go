@@ -302,7 +302,7 @@ func TestFoundNodeOfAnotherSession(t *testing.T) {
 	requireAcquired(t, res, "Lock")
 
 	assert.Equal(t, made, c.m.Node(), "our node is the one our session made")
-	_, st, err := admin.Get(c.m.Node())
+	_, st, err := fresh(t, admin).Get(c.m.Node())
 	require.NoError(t, err)
 	assert.Equal(t, sid, st.EphemeralOwner)
 	assert.Equal(t, st.Czxid, c.m.Token())

@@ -157,8 +157,10 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
 
 // TryLock takes the lock only if nobody is in the queue, without waiting.
-// It fails with ErrLocked otherwise. When the queue is visibly occupied it
-// costs one read and writes nothing.
+// It fails with ErrLocked otherwise. It first syncs its server with the
+// leader, so it sees every release that completed before it was called;
+// when the queue is occupied it costs a sync and one read, and writes
+// nothing.
 func (m *Mutex) TryLock(ctx context.Context) error { return m.acquire(ctx, false) }
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {

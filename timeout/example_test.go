@@ -30,6 +30,7 @@ func ExampleMutex_LockTimeout() {
 	}
 	err := b.LockTimeout(ctx, 200*time.Millisecond)
 	fmt.Println("b gave up:", errors.Is(err, timeout.ErrWaitTimeout))
+	_, _ = connA.Sync(path) // b deleted its node through another member
 	kids, _, _ := connA.Children(path)
 	fmt.Println("nodes left:", len(kids), "(a's)")
 	_ = a.Unlock(ctx)

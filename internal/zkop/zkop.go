@@ -137,6 +137,17 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, error) {
 	}, nil)
 }
 
+// Sync makes the server this client is connected to catch up with the
+// leader on path, so that a read after it sees every write the ensemble
+// committed before the Sync was sent. A plain read is only as fresh as
+// that server, which may lag behind another client's completed write.
+func (c *Client) Sync(ctx context.Context, path string) error {
+	_, err := call(ctx, c, func() (string, error) {
+		return c.Conn.Sync(path)
+	}, nil)
+	return err
+}
+
 // Set writes a node's data if its version still matches.
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
 	return call(ctx, c, func() (*zk.Stat, error) {
