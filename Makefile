@@ -1,12 +1,14 @@
 # The two commands of the README's quick start, and a few helpers.
 #   make test   install ZooKeeper if missing, then every test (race detector on)
 #   make bench  install ZooKeeper if missing, then the side-by-side benchmark
+#   make docs-check  the docs' quotes, links and names against the source
+#               (part of make test too; -update: see internal/docscheck)
 
 GO           ?= go
 TEST_TIMEOUT ?= 14m
 BENCH_FLAGS  ?=
 
-.PHONY: test bench install-zookeeper ensemble-up ensemble-down ensemble-status lint
+.PHONY: test bench docs-check install-zookeeper ensemble-up ensemble-down ensemble-status lint
 
 # internal/faulttest runs without the race detector: it kills leaders and
 # cuts clients off on purpose, and every reconnect with watches set can
@@ -24,6 +26,11 @@ bench: install-zookeeper
 	@mkdir -p docs/results
 	$(GO) test -run '^$$' -bench 'BenchmarkReentry' -benchtime 200x ./reentrant/ | tee docs/results/reentry.txt
 	$(GO) run ./cmd/zklocks bench $(BENCH_FLAGS)
+
+# No ZooKeeper needed: it reads files only. To rewrite drifted quotes and
+# line numbers from the source: go test ./internal/docscheck -update
+docs-check:
+	$(GO) test -count=1 ./internal/docscheck
 
 install-zookeeper:
 	@./scripts/install-zookeeper.sh
