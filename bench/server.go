@@ -145,3 +145,20 @@ func settle(ctx context.Context, servers []string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// ServerSnapshot is one reading of every member's mntr counters, for tools
+// that count a stretch of activity of their own (zklocks demo herd).
+type ServerSnapshot struct{ s snapshot }
+
+// ReadServers reads srvr and mntr from every server. It fails when a
+// member does not answer or none of them is the leader.
+func ReadServers(servers []string) (ServerSnapshot, error) {
+	s, err := takeSnapshot(servers)
+	return ServerSnapshot{s}, err
+}
+
+// Since returns what the servers counted between before and s. It fails
+// when the leader changed in between or a counter is missing.
+func (s ServerSnapshot) Since(before ServerSnapshot) (ServerCounts, error) {
+	return diff(before.s, s.s)
+}

@@ -1,125 +1,115 @@
 package main
 
-// zklocks demo fencing: Kleppmann's scenario on a real ensemble.
-//
-// Client A runs in a child process (this binary again, as "zklocks demo
-// fencing-holder", a mode not listed in the usage) so that SIGSTOP can
-// freeze all of it, heartbeats included, as a long GC pause or a
-// descheduled VM would. Client B runs in this process. Both write to an
-// internal/fence store kept in a temporary file.
+// zklocks demo: small live demonstrations on a real ensemble. Each demo
+// lives in its own file (demo_fencing.go, demo_herd.go) and shares what
+// is here: the dispatch, the server flags and the choice of ensemble, and
+// the printer of timestamped lines.
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"os/signal"
-	"path/filepath"
+	"sort"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks/internal/ensemble"
-	"github.com/zklocks/zklocks/internal/fence"
-	"github.com/zklocks/zklocks/sequential"
 )
 
 func init() {
-	register(command{name: "demo", summary: "demonstrations: fencing (a paused holder, a fenced and an unfenced store)", run: runDemo})
+	register(command{name: "demo", summary: "live demonstrations: fencing (a paused holder and fencing tokens), herd (whom a release wakes)", run: runDemo})
 }
 
-const demoHelp = `usage: zklocks demo fencing [-session 2s] [-servers host:port,...]
+// demo is one demonstration: run gets the arguments after its name.
+type demo struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
 
-Replays Martin Kleppmann's fencing scenario with the sequential lock on a
-real ZooKeeper ensemble, twice: once against a store that checks fencing
-tokens, once against one that does not.
+// demos lists the demonstrations by name. A map filled in the demo files'
+// init functions would do as well; a literal keeps the list in one place.
+var demos = map[string]demo{
+	"fencing": {"fencing", "Kleppmann's scenario: a paused holder, a fenced and an unfenced store", runFencing},
+	"herd":    {"herd", "who each release wakes: naive (every waiter) against sequential (one)", runHerd},
+}
 
-  A takes the lock and, about to write, freezes (SIGSTOP: a GC pause).
-  A's session expires; ZooKeeper deletes A's node; B takes the lock and
-  writes. A thaws (SIGCONT) and finishes the write it had begun, with its
-  old token. The fenced store refuses it; the unfenced one lets it
-  overwrite B's update.
-
-Servers come from -servers, else ZK_SERVERS, else the ensemble started by
-"zklocks ensemble up"; without any, a local 3-node ensemble is started for
-the demo and stopped afterwards.`
+func demoUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: zklocks demo <demo> [flags]\n\ndemos:")
+	names := make([]string, 0, len(demos))
+	for n := range demos {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, demos[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun zklocks demo <demo> -h for its flags.")
+}
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "fencing-holder" {
+	if len(args) > 0 && args[0] == "fencing-holder" { // the fencing demo's child, not listed
 		return fencingHolder(args[1:], stdout)
 	}
-	if len(args) == 0 || args[0] != "fencing" {
-		fmt.Fprintln(stderr, demoHelp)
-		switch {
-		case len(args) == 0:
-			return usageError{"which demo? (fencing)"}
-		case args[0] == "-h" || args[0] == "-help" || args[0] == "--help":
-			return nil
-		}
+	if len(args) == 0 {
+		demoUsage(stderr)
+		return usageError{"which demo? (fencing, herd)"}
+	}
+	if isHelp(args[0]) {
+		demoUsage(stderr)
+		return nil
+	}
+	d, ok := demos[args[0]]
+	if !ok {
+		demoUsage(stderr)
 		return usageError{fmt.Sprintf("unknown demo %q", args[0])}
 	}
-	fs := flag.NewFlagSet("zklocks demo fencing", flag.ContinueOnError)
+	return d.run(ctx, args[1:], stdout, stderr)
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// demoFlags is a demo's flag set with the flags every demo has: where the
+// ensemble is.
+type demoFlags struct {
+	*flag.FlagSet
+	servers, state *string
+}
+
+func newDemoFlags(name, help string, stderr io.Writer) *demoFlags {
+	fs := flag.NewFlagSet("zklocks demo "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	session := fs.Duration("session", 2*time.Second, "session timeout of both clients")
-	servers := fs.String("servers", "", "comma-separated host:port list (default: ZK_SERVERS, else zklocks ensemble up's, else a local ensemble)")
-	statePath := fs.String("state", defaultStatePath(), "state file of a local ensemble started by zklocks ensemble up")
-	fs.Usage = func() { fmt.Fprintln(stderr, demoHelp); fs.PrintDefaults() }
-	if err := fs.Parse(args[1:]); err != nil {
+	f := &demoFlags{FlagSet: fs}
+	f.servers = fs.String("servers", "", "comma-separated host:port list (default: ZK_SERVERS, else zklocks ensemble up's, else a local ensemble)")
+	f.state = fs.String("state", defaultStatePath(), "state file of a local ensemble started by zklocks ensemble up")
+	fs.Usage = func() { fmt.Fprintln(stderr, help); fs.PrintDefaults() }
+	return f
+}
+
+// parse parses args; it returns errHelp (ensemble.go's) after -h, which
+// has printed the usage, and a usageError for any
+// other mistake, including arguments left over.
+func (f *demoFlags) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return errHelp
 		}
 		return usageError{err.Error()}
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
+	if f.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected arguments %q", f.Args())}
 	}
-	if *session < 400*time.Millisecond {
-		return usageError{"-session must be at least 400ms (two ticks of the local ensemble)"}
-	}
-	addrs, stop, err := demoServers(ctx, *servers, *statePath, stdout)
-	if err != nil {
-		return err
-	}
-	defer stop()
-	dir, err := os.MkdirTemp("", "zklocks-fencing-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	d := &fencingDemo{addrs: addrs, session: *session, self: self, out: stdout}
-	results := map[fence.Mode]fence.State{}
-	for _, mode := range []fence.Mode{fence.Fenced, fence.Unfenced} {
-		st, err := d.run(ctx, mode, filepath.Join(dir, mode.String()+".json"))
-		if err != nil {
-			return err
-		}
-		results[mode] = st
-	}
-	fmt.Fprintf(stdout, "\nIn both runs the lock behaved the same: ZooKeeper gave it to B only after A's\n")
-	fmt.Fprintf(stdout, "session had expired. What differed is the store:\n")
-	fmt.Fprintf(stdout, "  fenced:   holds %q; A's late write was refused (its token is older).\n", results[fence.Fenced].Value)
-	fmt.Fprintf(stdout, "  unfenced: holds %q; B's update is lost, overwritten by a holder that no longer held the lock.\n", results[fence.Unfenced].Value)
-	fmt.Fprintf(stdout, "A lock cannot stop a paused process from acting on a hold it has lost; the resource\n")
-	fmt.Fprintf(stdout, "must check the token (docs/fencing.md).\n")
 	return nil
 }
 
-// demoServers picks the ensemble, or starts one.
-func demoServers(ctx context.Context, flagValue, statePath string, out io.Writer) ([]string, func(), error) {
-	if addrs, err := inspectServers(flagValue, statePath); err == nil && len(addrs) > 0 {
+// ensemble returns the servers the demo uses: -servers, else ZK_SERVERS,
+// else the ensemble of zklocks ensemble up; without any, it starts a local
+// 3-node ensemble, which the returned stop function stops. It says which on
+// out.
+func (f *demoFlags) ensemble(ctx context.Context, out io.Writer) ([]string, func(), error) {
+	if addrs, err := inspectServers(*f.servers, *f.state); err == nil && len(addrs) > 0 {
 		fmt.Fprintf(out, "ZooKeeper: %s\n", strings.Join(addrs, ","))
 		return addrs, func() {}, nil
 	}
@@ -134,296 +124,24 @@ func demoServers(ctx context.Context, flagValue, statePath string, out io.Writer
 	return e.Servers(), func() { e.Close() }, nil
 }
 
-type fencingDemo struct {
-	addrs   []string
-	session time.Duration
-	self    string
-	out     io.Writer
-	start   time.Time
+// demoLog prints a demo's lines, each stamped with the time since the last
+// reset, so that a reader can follow them live and a recorded terminal
+// keeps the pace. Plain text, no colour: it reads the same over SSH, in a
+// log and in a pasted transcript.
+type demoLog struct {
+	out   io.Writer
+	start time.Time
 }
 
-func (d *fencingDemo) say(format string, args ...any) {
-	fmt.Fprintf(d.out, "[%5.2fs] %s\n", time.Since(d.start).Seconds(), fmt.Sprintf(format, args...))
+func newDemoLog(out io.Writer) *demoLog { return &demoLog{out: out, start: time.Now()} }
+
+// reset restarts the clock of the stamps.
+func (l *demoLog) reset() { l.start = time.Now() }
+
+// say prints one stamped line.
+func (l *demoLog) say(format string, args ...any) {
+	fmt.Fprintf(l.out, "[%5.2fs] %s\n", time.Since(l.start).Seconds(), fmt.Sprintf(format, args...))
 }
 
-// holderMsg is one line of the holder process's output.
-type holderMsg struct {
-	Event   string `json:"event"` // locked, resumed, error
-	Err     string `json:"err,omitempty"`
-	Token   int64  `json:"token,omitempty"`
-	Session int64  `json:"session,omitempty"`
-	Node    string `json:"node,omitempty"`
-
-	DoneAtResume bool   `json:"done_at_resume,omitempty"`
-	DoneAfterNs  int64  `json:"done_after_ns,omitempty"` // -1: not closed within the wait
-	WriteErr     string `json:"write_err,omitempty"`
-	UnlockErr    string `json:"unlock_err,omitempty"`
-}
-
-func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string) (fence.State, error) {
-	store, err := fence.Create(storePath, mode)
-	if err != nil {
-		return fence.State{}, err
-	}
-	var suffix [6]byte
-	_, _ = rand.Read(suffix[:])
-	path := "/zklocks-demo/fencing-" + hex.EncodeToString(suffix[:])
-	what := "a store that checks fencing tokens"
-	if mode == fence.Unfenced {
-		what = "a store that ignores them"
-	}
-	fmt.Fprintf(d.out, "\n== %s store: %s ==\n", mode, what)
-	d.start = time.Now()
-
-	// A, in its own process.
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, d.self, "demo", "fencing-holder",
-		"-servers", strings.Join(d.addrs, ","), "-path", path, "-store", storePath, "-session", d.session.String())
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return fence.State{}, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return fence.State{}, err
-	}
-	if err := cmd.Start(); err != nil {
-		return fence.State{}, err
-	}
-	defer func() {
-		stdin.Close()
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	lines := make(chan holderMsg, 4)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var m holderMsg
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				m = holderMsg{Event: "error", Err: "unreadable output: " + sc.Text()}
-			}
-			lines <- m
-		}
-	}()
-	next := func(want string, within time.Duration) (holderMsg, error) {
-		select {
-		case m, ok := <-lines:
-			switch {
-			case !ok:
-				return m, fmt.Errorf("holder A exited before %q", want)
-			case m.Event != want:
-				return m, fmt.Errorf("holder A: %s %s (wanted %q)", m.Event, m.Err, want)
-			}
-			return m, nil
-		case <-time.After(within):
-			return holderMsg{}, fmt.Errorf("holder A: no %q within %v", want, within)
-		}
-	}
-	locked, err := next("locked", 30*time.Second)
-	if err != nil {
-		return fence.State{}, err
-	}
-	d.say("A (pid %d): Lock() -> holds %s, fencing token %s (session %#x, timeout %v)",
-		cmd.Process.Pid, path, zxid(locked.Token), locked.Session, d.session)
-
-	// B and an observer, in this process.
-	b, err := connect(ctx, d.addrs, d.session)
-	if err != nil {
-		return fence.State{}, err
-	}
-	defer b.Close()
-	obs, err := connect(ctx, d.addrs, d.session)
-	if err != nil {
-		return fence.State{}, err
-	}
-	defer obs.Close()
-	lb, err := sequential.New(b, path, sequential.WithSessionTimeout(d.session))
-	if err != nil {
-		return fence.State{}, err
-	}
-	bres := make(chan error, 1)
-	go func() { bres <- lb.Lock(ctx) }()
-	if err := demoWaitQueued(ctx, obs, path, b.SessionID()); err != nil {
-		return fence.State{}, err
-	}
-	d.say("B: Lock() -> waits: A's node is ahead of B's in the queue")
-	_, _, gone, err := obs.GetW(locked.Node)
-	if err != nil {
-		return fence.State{}, err
-	}
-
-	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		return fence.State{}, err
-	}
-	stopped := time.Now()
-	d.say("A: inside the lock, about to write... and freezes (SIGSTOP: a stop-the-world GC pause, a swapped-out VM)")
-	select {
-	case ev := <-gone:
-		if ev.Type != zk.EventNodeDeleted {
-			return fence.State{}, fmt.Errorf("observer: unexpected event %v on A's node", ev)
-		}
-	case <-time.After(2*d.session + 10*time.Second):
-		return fence.State{}, errors.New("A's node outlived its session")
-	}
-	d.say("ZooKeeper hears nothing from A for %v: it expires A's session and deletes A's node", d.session)
-	select {
-	case err := <-bres:
-		if err != nil {
-			return fence.State{}, fmt.Errorf("B: Lock: %w", err)
-		}
-	case <-time.After(10 * time.Second):
-		return fence.State{}, errors.New("B: no lock 10s after A's node was deleted")
-	}
-	d.say("B: Lock() -> holds, fencing token %s (larger: a later hold)", zxid(lb.Token()))
-	if err := store.Write(lb.Token(), "B", "B's update"); err != nil {
-		return fence.State{}, fmt.Errorf("B's write: %w", err)
-	}
-	d.say("B: writes %q with token %d -> accepted", "B's update", lb.Token())
-
-	time.Sleep(300 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		return fence.State{}, err
-	}
-	d.say("A thaws (SIGCONT) after %v and finishes the write it had begun: %q with its token %d",
-		time.Since(stopped).Round(10*time.Millisecond), "A's update", locked.Token)
-	res, err := next("resumed", d.session+20*time.Second)
-	if err != nil {
-		return fence.State{}, err
-	}
-	if res.WriteErr != "" {
-		d.say("   store: REFUSED: %s", res.WriteErr)
-	} else {
-		d.say("   store: accepted (it does not check tokens): B's update is overwritten")
-	}
-	switch {
-	case res.DoneAtResume:
-		d.say("A: its Done() was already closed when it resumed, but the write was past that check")
-	case res.DoneAfterNs >= 0:
-		d.say("A: its Done() closed %v after it resumed: too late to stop a write already under way",
-			time.Duration(res.DoneAfterNs).Round(time.Millisecond))
-	default:
-		d.say("A: its Done() did not close")
-	}
-	d.say("A: Unlock() -> %s", res.UnlockErr)
-	if err := lb.Unlock(ctx); err != nil {
-		return fence.State{}, fmt.Errorf("B: Unlock: %w", err)
-	}
-	st, err := store.State()
-	if err != nil {
-		return fence.State{}, err
-	}
-	d.say("B: Unlock(). The store holds %q (largest token accepted: %d)", st.Value, st.MaxToken)
-	fmt.Fprintf(d.out, "  store log:\n")
-	for _, a := range st.Log {
-		verdict := "accepted"
-		if !a.Accepted {
-			verdict = "refused"
-		}
-		fmt.Fprintf(d.out, "    %-2s token %d  %-14q %s\n", a.Writer, a.Token, a.Value, verdict)
-	}
-	return st, nil
-}
-
-// demoWaitQueued waits until session sid has a node under path.
-func demoWaitQueued(ctx context.Context, conn *zk.Conn, path string, sid int64) error {
-	for {
-		kids, _, err := conn.Children(path)
-		if err == nil {
-			for _, k := range kids {
-				if _, st, err := conn.Get(path + "/" + k); err == nil && st.EphemeralOwner == sid {
-					return nil
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("B did not queue: %w", ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// fencingHolder is client A, in the child process: it takes the lock,
-// reports, and waits to be frozen. When it runs again (SIGCONT) it does
-// what a process frozen in its critical section does: it carries on with
-// its write, using the token it had.
-func fencingHolder(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("zklocks demo fencing-holder", flag.ContinueOnError)
-	servers := fs.String("servers", "", "")
-	path := fs.String("path", "", "")
-	storePath := fs.String("store", "", "")
-	session := fs.Duration("session", 2*time.Second, "")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	out := json.NewEncoder(stdout)
-	fail := func(err error) error {
-		_ = out.Encode(holderMsg{Event: "error", Err: err.Error()})
-		return err
-	}
-	// The parent holds our stdin; if it goes away, so do we.
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); os.Exit(3) }()
-	store, err := fence.Open(*storePath)
-	if err != nil {
-		return fail(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := connect(ctx, splitServers(*servers), *session)
-	if err != nil {
-		return fail(err)
-	}
-	defer conn.Close()
-	l, err := sequential.New(conn, *path, sequential.WithSessionTimeout(*session))
-	if err != nil {
-		return fail(err)
-	}
-	if err := l.Lock(ctx); err != nil {
-		return fail(err)
-	}
-	token, done := l.Token(), l.Done()
-	cont := make(chan os.Signal, 1)
-	signal.Notify(cont, syscall.SIGCONT)
-	_ = out.Encode(holderMsg{Event: "locked", Token: token, Session: conn.SessionID(), Node: l.Node()})
-
-	<-cont // frozen here by the parent, then thawed
-	resumed := time.Now()
-	msg := holderMsg{Event: "resumed", DoneAtResume: isClosedChan(done), DoneAfterNs: -1}
-	doneAt := make(chan time.Time, 1)
-	go func() { <-done; doneAt <- time.Now() }()
-	if err := store.Write(token, "A", "A's update"); err != nil {
-		msg.WriteErr = err.Error()
-	}
-	select {
-	case at := <-doneAt:
-		msg.DoneAfterNs = int64(at.Sub(resumed))
-	case <-time.After(*session + 2*time.Second):
-	}
-	uctx, ucancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer ucancel()
-	msg.UnlockErr = "nil"
-	if err := l.Unlock(uctx); err != nil {
-		msg.UnlockErr = err.Error()
-	}
-	return out.Encode(msg)
-}
-
-// zxid shows a token with its parts: the czxid of the lock node, whose
-// high 32 bits are the leader's epoch and low 32 bits a counter.
-func zxid(token int64) string {
-	return fmt.Sprintf("%d (czxid 0x%x: epoch %d, counter %d)", token, token, token>>32, token&0xffffffff)
-}
-
-func isClosedChan(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
+// printf prints without a stamp (headers, summaries).
+func (l *demoLog) printf(format string, args ...any) { fmt.Fprintf(l.out, format, args...) }

@@ -24,17 +24,42 @@ func TestDemoFencing(t *testing.T) {
 	assert.Contains(t, out, "REFUSED: fence: stale fencing token")
 }
 
+// TestDemoRejectsBadInput: a mistake in the command line is a usage error
+// (exit status 2) that says what is wrong, before any ensemble is used.
 func TestDemoRejectsBadInput(t *testing.T) {
-	for name, args := range map[string][]string{
-		"no demo":       {"demo"},
-		"unknown demo":  {"demo", "nope"},
-		"short session": {"demo", "fencing", "-session=10ms"},
-		"extra args":    {"demo", "fencing", "extra"},
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no demo", []string{"demo"}, "which demo?"},
+		{"unknown demo", []string{"demo", "nope"}, `unknown demo "nope"`},
+		{"short session", []string{"demo", "fencing", "-session=10ms"}, "-session must be at least 400ms"},
+		{"extra args", []string{"demo", "fencing", "extra"}, "unexpected arguments"},
+		{"herd no contenders", []string{"demo", "herd", "-n=0"}, "-n must be from 1 to 256, not 0"},
+		{"herd too many", []string{"demo", "herd", "-n=100000"}, "-n must be from 1 to 256"},
+		{"herd unknown lock", []string{"demo", "herd", "-variant=optimistic"}, `-variant: unknown variant "optimistic" (have naive, sequential)`},
+		{"herd negative rounds", []string{"demo", "herd", "-rounds=-1"}, "-rounds must not be negative"},
+		{"herd negative hold", []string{"demo", "herd", "-hold=-1s"}, "-hold must not be negative"},
+		{"herd unknown flag", []string{"demo", "herd", "-contenders=3"}, "flag provided but not defined: -contenders"},
+		{"herd extra args", []string{"demo", "herd", "extra"}, "unexpected arguments"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			code, _, errOut := zklocks(t, args...)
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := zklocks(t, tc.args...)
 			assert.Equal(t, 2, code)
-			assert.Contains(t, errOut, "zklocks demo:")
+			assert.Contains(t, errOut, "zklocks demo: "+tc.want)
+			assert.Empty(t, out, "nothing on stdout: no ensemble was picked")
 		})
 	}
+}
+
+func TestDemoHelp(t *testing.T) {
+	for _, args := range [][]string{{"demo", "-h"}, {"demo", "herd", "-h"}, {"demo", "fencing", "-help"}} {
+		code, _, errOut := zklocks(t, args...)
+		assert.Equal(t, 0, code, "%v", args)
+		assert.Contains(t, errOut, "usage: zklocks demo", "%v", args)
+	}
+	_, _, errOut := zklocks(t, "demo", "-h")
+	assert.Contains(t, errOut, "herd ")
+	assert.Contains(t, errOut, "fencing ")
 }
