@@ -36,6 +36,7 @@
 //	                     the next one containing B (both included), inside
 //	                     the declaration; for a long function whose heart
 //	                     is a few lines. Common indentation is removed.
+//	                     A and B are Go string literals ("a \"b\"").
 //
 // Quotes elide nothing: a block is one contiguous run of source lines, so
 // -update can always rewrite it. The check compares the block with the
