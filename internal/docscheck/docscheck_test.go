@@ -73,6 +73,8 @@ func TestCatches(t *testing.T) {
 		{"quote_range_missing.md", `no line containing "if z"`},
 
 		{"link_broken.md", "broken link ../gone.txt: gone.txt does not exist"},
+		{"link_after_open_comment.md", "broken link ../gone.txt"},
+		{"link_in_comment.md", "no test function TestTriple"},
 		{"link_outside.md", "leads out of the repository"},
 		{"link_heading.md", "docs/other.md has no heading with the anchor #no-such-heading"},
 		{"link_self_heading.md", "has no heading with the anchor #titel"},

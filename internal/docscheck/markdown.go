@@ -1,6 +1,7 @@
 package docscheck
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
@@ -114,9 +115,8 @@ func (d *doc) findProse() {
 	}
 	d.raw = b.String()
 	p := []byte(d.raw)
-	blankComments(p)
 	d.spans = nil
-	for _, s := range codeSpans(p) {
+	for _, s := range codeSpans(p) { // blanks comments too
 		d.spans = append(d.spans, span{line: d.lineOf(s[0]), text: normSpan(string(p[s[0]:s[1]]))})
 		blank(p[s[0]:s[1]])
 	}
@@ -146,26 +146,10 @@ func blank(b []byte) {
 	}
 }
 
-func blankComments(p []byte) {
-	for i := 0; ; {
-		start := strings.Index(string(p[i:]), "<!--")
-		if start < 0 {
-			return
-		}
-		start += i
-		end := strings.Index(string(p[start+4:]), "-->")
-		if end < 0 {
-			blank(p[start:])
-			return
-		}
-		end += start + 4 + 3
-		blank(p[start:end])
-		i = end
-	}
-}
-
-// codeSpans returns the content ranges of the code spans in p: a run of n
-// backticks up to the next run of exactly n, within one paragraph.
+// codeSpans returns the content ranges of the code spans in p (a run of n
+// backticks up to the next run of exactly n, within one paragraph), and
+// blanks the HTML comments of p on its way: whichever of the two starts
+// first hides the other.
 func codeSpans(p []byte) [][2]int {
 	var out [][2]int
 	run := func(i int) int {
@@ -176,6 +160,13 @@ func codeSpans(p []byte) [][2]int {
 		return j - i
 	}
 	for i := 0; i < len(p); {
+		if bytes.HasPrefix(p[i:], []byte("<!--")) {
+			if end := bytes.Index(p[i+4:], []byte("-->")); end >= 0 {
+				blank(p[i : i+4+end+3])
+				i += 4 + end + 3
+				continue
+			}
+		}
 		if p[i] != '`' {
 			i++
 			continue

@@ -16,7 +16,7 @@ const fixHint = "run `go test ./internal/docscheck -update` to rewrite it from t
 
 var (
 	markerRE       = regexp.MustCompile(`^\s*<!--\s*quote:\s*(.*?)\s*-->\s*$`)
-	markerStartRE  = regexp.MustCompile(`<!--\s*quote\b`)
+	markerStartRE  = regexp.MustCompile(`^\s*<!--\s*quote\b`)
 	leadingLinkRE  = regexp.MustCompile(`^\s*\[([^\]]*)\]\(([^)\s]*)\)`)
 	markerKeywords = map[string]bool{"func": true, "type": true, "const": true, "var": true}
 )
