@@ -2,20 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
-	"github.com/zklocks/zklocks/reentrant"
 	"github.com/zklocks/zklocks/sequential"
 )
 
@@ -23,24 +22,77 @@ func init() {
 	register(command{name: "inspect", summary: "show who holds a lock and who waits for it", run: runInspect})
 }
 
-const inspectHelp = `usage: zklocks inspect [-servers host:port,...] [-timeout 10s] /lock/path ...
+const inspectHelp = `usage: zklocks inspect [-servers host:port,...] [-json] [-watch [-interval 1s]]
+                       [-watchers=false] [-timeout 10s] /lock/path ...
 
-Prints, for each lock path, its queue in lock order: the first contender
-holds the lock, the others wait in turn. For a naive lock (the node at the
-path itself) it prints that node. Each line gives the node, its sequence
-number, its czxid (the fencing token of that hold), the session that owns
-it, how long ago the ensemble last wrote it (by the ensemble's clock), and
-what the contender stored in it (a reentrant holder record is decoded).
+Shows, for each lock path, who holds the lock and who waits for it, in lock
+order. It reads the naive lock (the path is itself the holder's ephemeral
+node) and the queue of sequential children that the sequential, reentrant
+and timeout locks share, and names other libraries' nodes where their names
+tell them apart: Curator's (_c_<uuid>-lock-N) and kazoo's (<hex>__lock__N).
+go-zookeeper's zk.Lock names its nodes as zklocks does and shows as
+zklocks-sequential.
+
+Columns:
+  #, ROLE    place in the queue: #0 holds the lock, the others wait in turn
+  KIND       zklocks-sequential, zklocks-reentrant, zklocks-timeout, naive,
+             curator, kazoo or unknown
+  NODE, SEQ  the node's name and the sequence number ZooKeeper gave it
+  TOKEN      the node's czxid: the fencing token of that hold
+  SESSION    the session that owns the node (its ephemeralOwner)
+  AGE        time since the node was created. A waiter has waited that long.
+             The holder of a queue ("<=") has held the lock for at most that
+             long: it may have waited first, and ZooKeeper does not record
+             when it took over. The naive lock's node is created by the
+             acquisition, so its age is the hold's.
+  WRITTEN    time since the node was last written (its mtime): a timeout
+             lock's lease renewals and probes, a reentrant count change
+  WATCHERS   watches the servers hold on the node
+  DATA       what the contender stored: a reentrant owner record, a timeout
+             lease (time left, or EXPIRED by the ensemble's clock), raw text
+
+Ages are read from the ensemble's clock, never this machine's: each snapshot
+creates and deletes an ephemeral node /zklocks-inspect-<seq> at the root and
+takes its mtime as "now". Without permission to create it, ages show "-".
+
+Watch counts come from the four-letter command wchp, sent to every server
+listed: list every member and whitelist wchp (4lw.commands.whitelist), or
+the counts show "?". wchp makes a server walk all its watches under a lock,
+which is expensive on a server with very many of them; -watchers=false
+skips it.
+
+A missing path is not an error: it prints "no such lock" (in JSON, exists is
+false) and the exit status is 0. An ensemble that does not answer within
+-timeout is an error (exit status 1); a bad path is a usage error (2).
+
+-json prints one JSON object per snapshot (schema: docs/inspect.md). -watch
+prints a snapshot every -interval until interrupted (Ctrl-C), each after a
+separator line, or with -json one object per line; -timeout then bounds the
+connection and each refresh, and a failed refresh is reported and retried.
 
 Servers come from -servers, else ZK_SERVERS, else the ensemble started by
 "zklocks ensemble up".`
+
+// minInterval keeps -watch from hammering the ensemble: every refresh
+// writes the clock probe and, by default, asks every member for wchp.
+const minInterval = 100 * time.Millisecond
+
+type inspectOpts struct {
+	json, watch, watchers bool
+	interval, timeout     time.Duration
+}
 
 func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("zklocks inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	statePath := fs.String("state", defaultStatePath(), "state file of a local ensemble started by zklocks ensemble up")
 	servers := fs.String("servers", "", "comma-separated host:port list (default: ZK_SERVERS, else the local ensemble's state file)")
-	timeout := fs.Duration("timeout", 10*time.Second, "give up after this long")
+	var o inspectOpts
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "give up after this long (with -watch: the connection and each refresh)")
+	fs.BoolVar(&o.json, "json", false, "print JSON (schema: docs/inspect.md)")
+	fs.BoolVar(&o.watch, "watch", false, "refresh every -interval until interrupted")
+	fs.DurationVar(&o.interval, "interval", time.Second, "time between refreshes with -watch (at least 100ms)")
+	fs.BoolVar(&o.watchers, "watchers", true, "count watches with the 4lw command wchp on every server")
 	fs.Usage = func() { fmt.Fprintln(stderr, inspectHelp); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -49,6 +101,34 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError{err.Error()}
 	}
 	paths := fs.Args()
+	if err := checkInspectArgs(paths, o); err != nil {
+		return err
+	}
+	addrs, err := inspectServers(*servers, *statePath)
+	if err != nil {
+		return err
+	}
+	in, err := openInspector(ctx, addrs, o)
+	if err != nil {
+		if o.watch && ctx.Err() != nil {
+			return nil // interrupted before the first refresh
+		}
+		return err
+	}
+	defer in.conn.Close()
+	if o.watch {
+		return watchLocks(ctx, in, paths, o, stdout, stderr)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	rep, err := in.snapshot(ctx, paths)
+	if err != nil {
+		return in.explain(ctx, err, o.timeout)
+	}
+	return writeReport(stdout, rep, o, "")
+}
+
+func checkInspectArgs(paths []string, o inspectOpts) error {
 	if len(paths) == 0 {
 		return usageError{"no lock path given"}
 	}
@@ -57,23 +137,111 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usageError{err.Error()}
 		}
 	}
-	addrs, err := inspectServers(*servers, *statePath)
-	if err != nil {
-		return err
+	if o.timeout <= 0 {
+		return usageError{fmt.Sprintf("-timeout %v: want a positive duration", o.timeout)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	conn, err := connect(ctx, addrs, 10*time.Second)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	for _, p := range paths {
-		if err := inspectPath(ctx, conn, p, stdout); err != nil {
-			return err
-		}
+	if o.watch && o.interval < minInterval {
+		return usageError{fmt.Sprintf("-interval %v: want at least %v", o.interval, minInterval)}
 	}
 	return nil
+}
+
+// openInspector opens the session, waiting at most -timeout for it.
+func openInspector(ctx context.Context, addrs []string, o inspectOpts) (*inspector, error) {
+	cctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	conn, err := connectBy(cctx, addrs)
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("ensemble unreachable: no session within -timeout %v: %w", o.timeout, err)
+		}
+		return nil, err
+	}
+	return &inspector{
+		conn:     conn,
+		client:   zkop.New(conn, sequential.DefaultSessionTimeout),
+		servers:  addrs,
+		watchers: o.watchers,
+	}, nil
+}
+
+// connectBy is connect that returns when ctx ends, not up to a second
+// later: closing a go-zookeeper connection that never had a session waits
+// up to 1s for its close request, so that close is finished in the
+// background (and a session that arrived just too late is closed too).
+func connectBy(ctx context.Context, addrs []string) (*zk.Conn, error) {
+	type dialed struct {
+		conn *zk.Conn
+		err  error
+	}
+	ch := make(chan dialed, 1)
+	go func() {
+		c, err := connect(ctx, addrs, 10*time.Second)
+		ch <- dialed{c, err}
+	}()
+	select {
+	case d := <-ch:
+		return d.conn, d.err
+	case <-ctx.Done():
+		go func() {
+			if d := <-ch; d.conn != nil {
+				d.conn.Close()
+			}
+		}()
+		return nil, fmt.Errorf("connect to %s: %w", strings.Join(addrs, ","), ctx.Err())
+	}
+}
+
+// explain names the servers in an error caused by a silent ensemble.
+func (in *inspector) explain(ctx context.Context, err error, timeout time.Duration) error {
+	if errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the ensemble (%s) did not answer within -timeout %v: %w", strings.Join(in.servers, ","), timeout, err)
+	}
+	return err
+}
+
+// watchLocks prints a snapshot every o.interval until ctx ends, and then
+// returns nil: an interrupt is how -watch is meant to stop. A refresh that
+// fails is reported on stderr, and the next one is tried as usual.
+func watchLocks(ctx context.Context, in *inspector, paths []string, o inspectOpts, stdout, stderr io.Writer) error {
+	tick := time.NewTicker(o.interval)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		rctx, cancel := context.WithTimeout(ctx, o.timeout)
+		rep, err := in.snapshot(rctx, paths)
+		err = in.explain(rctx, err, o.timeout)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		sep := fmt.Sprintf("---- refresh %d, every %v (Ctrl-C stops) ----\n", n, o.interval)
+		if err != nil {
+			fmt.Fprintf(stderr, "zklocks inspect: refresh %d: %v\n", n, err)
+		} else if err := writeReport(stdout, rep, o, sep); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// writeReport prints rep as text (after the separator sep, if any) or as
+// JSON: indented for one snapshot, one line per snapshot with -watch.
+func writeReport(w io.Writer, rep *report, o inspectOpts, sep string) error {
+	if !o.json {
+		fmt.Fprint(w, sep)
+		printReport(w, rep)
+		return nil
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if !o.watch {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(rep)
 }
 
 // inspectServers picks the ensemble: the flag, ZK_SERVERS, or the state
@@ -102,101 +270,4 @@ func splitServers(s string) []string {
 		}
 	}
 	return out
-}
-
-func inspectPath(ctx context.Context, conn *zk.Conn, path string, w io.Writer) error {
-	now, err := ensembleNow(ctx, conn, path)
-	if err != nil {
-		return err
-	}
-	data, self, err := conn.Get(path)
-	if errors.Is(err, zk.ErrNoNode) {
-		fmt.Fprintf(w, "%s: no such lock (nobody holds or waits)\n\n", path)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	var rows []sequential.Contender
-	if self.EphemeralOwner != 0 { // the naive layout: the node is the lock
-		rows = []sequential.Contender{{Node: path, Seq: -1, Data: data, Stat: *self}}
-	} else if rows, err = sequential.Contenders(ctx, conn, path); err != nil {
-		return err
-	}
-	printQueue(w, path, rows, now)
-	return nil
-}
-
-// ensembleNow returns the ensemble's clock: the mtime of a write it has
-// just stamped. A sync first makes the reads that follow at least as new.
-// Ages are then differences of two server timestamps, never of the
-// inspecting machine's clock. Where the probe can not be written (no
-// permission at the root) it returns 0 and the ages are left out.
-func ensembleNow(ctx context.Context, conn *zk.Conn, path string) (int64, error) {
-	if _, err := conn.Sync(path); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return 0, fmt.Errorf("sync %s: %w", path, err)
-	}
-	probe, err := conn.Create("/zklocks-inspect-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	if err != nil {
-		return 0, nil
-	}
-	_, stat, err := conn.Get(probe)
-	_ = conn.Delete(probe, -1) // our own fresh ephemeral node; it also goes with the session
-	if err != nil {
-		return 0, fmt.Errorf("read the probe node: %w", err)
-	}
-	return stat.Mtime, ctx.Err()
-}
-
-func printQueue(w io.Writer, path string, rows []sequential.Contender, now int64) {
-	if len(rows) == 0 {
-		fmt.Fprintf(w, "%s: free (no contenders)\n\n", path)
-		return
-	}
-	fmt.Fprintf(w, "%s: %d contender(s), the first holds the lock\n", path, len(rows))
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tROLE\tNODE\tSEQ\tTOKEN(czxid)\tSESSION\tWRITTEN\tDATA")
-	for i, c := range rows {
-		role := "waits"
-		if i == 0 {
-			role = "holds"
-		}
-		seq := fmt.Sprint(c.Seq)
-		if c.Seq < 0 && c.Node == path {
-			seq = "-"
-		}
-		written := "-"
-		if now != 0 {
-			written = (time.Duration(now-c.Stat.Mtime) * time.Millisecond).String() + " ago"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%#x\t%s\t%s\n", i, role, strings.TrimPrefix(c.Node, path+"/"),
-			seq, c.Stat.Czxid, c.Stat.EphemeralOwner, written, describeData(c.Data))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-}
-
-// describeData shows what a contender stored: a reentrant holder record
-// decoded, other printable data as it is, anything else as a byte count.
-func describeData(data []byte) string {
-	if len(data) == 0 {
-		return "-"
-	}
-	if h, err := reentrant.ParseHolder(data); err == nil {
-		s := fmt.Sprintf("owner=%s host=%s pid=%d mode=%s", h.Owner, h.Host, h.PID, h.Mode)
-		if h.Count > 0 {
-			s += fmt.Sprintf(" count=%d", h.Count)
-		}
-		return s
-	}
-	s := string(data)
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return fmt.Sprintf("%d bytes", len(data))
-		}
-	}
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return s
 }
