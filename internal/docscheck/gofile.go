@@ -43,17 +43,14 @@ type declSpec struct {
 	kind string // "func", "type", "const", "var", or "" for any
 	recv string // the receiver's type name, for a method
 	name string
+	text string // as written: "(*Mutex).await"
 }
 
 func (s declSpec) String() string {
-	n := s.name
-	if s.recv != "" {
-		n = s.recv + "." + n
-	}
 	if s.kind != "" {
-		n = s.kind + " " + n
+		return s.kind + " " + s.text
 	}
-	return n
+	return s.text
 }
 
 var errDeclForm = errors.New("want Name, (*T).Name or T.Name, optionally after func, type, const or var")
@@ -61,7 +58,7 @@ var errDeclForm = errors.New("want Name, (*T).Name or T.Name, optionally after f
 // parseDeclSpec reads "Name", "T.Name", "(*T).Name" or "(T).Name", with an
 // optional kind keyword before it (as its own word in kind).
 func parseDeclSpec(kind, s string) (declSpec, error) {
-	spec := declSpec{kind: kind}
+	spec := declSpec{kind: kind, text: s}
 	switch kind {
 	case "", "func", "type", "const", "var":
 	default:
