@@ -281,9 +281,11 @@ func (r *herdRun) play(ctx context.Context) (sum herdSummary, err error) {
 			return sum, err
 		}
 	}
-	if last, err = r.settle(ctx); err != nil {
+	queued, err := r.settle(ctx)
+	if err != nil {
 		return sum, err
 	}
+	last = queued
 	r.report(herdRelease{Releaser: -1, Holder: last.holder, Queue: last.waiting}, base, last)
 	for round := 1; last.holder >= 0; round++ {
 		rel, next, err := r.round(ctx, round, last)
