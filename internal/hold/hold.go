@@ -40,6 +40,10 @@ type Monitor struct {
 	once    sync.Once
 	err     error
 	exited  chan struct{}
+
+	mu     sync.Mutex // guards ended and onLoss
+	ended  bool
+	onLoss func(reason error)
 }
 
 // Watch reads path once with a data watch and starts watching it. The stat
@@ -89,9 +93,34 @@ func (m *Monitor) Release() {
 // a loss on their own (a failed renewal, say).
 func (m *Monitor) Lose(reason error) { m.end(reason) }
 
+// OnLoss has f called once with the reason when the hold ends for any
+// reason but Release: at once (in the caller) if it already has, else in
+// whichever goroutine ends it, before Done closes. f must not block or
+// call the Monitor. The locks use it to log a loss when it happens, not
+// when their owner next looks, and before the owner can see Done closed.
+func (m *Monitor) OnLoss(f func(reason error)) {
+	m.mu.Lock()
+	if !m.ended {
+		m.onLoss = f
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	if m.err != ErrReleased { // set before ended
+		f(m.err)
+	}
+}
+
 func (m *Monitor) end(reason error) {
 	m.once.Do(func() {
 		m.err = reason
+		m.mu.Lock()
+		m.ended = true
+		f := m.onLoss
+		m.mu.Unlock()
+		if f != nil && reason != ErrReleased {
+			f(reason)
+		}
 		close(m.done)
 		close(m.stop)
 	})
