@@ -115,4 +115,24 @@
 // client creates its own (which also has version 0), our delete removes
 // theirs. The sequential recipe does not have this window: its node names
 // are unique.
+//
+// # Operation log
+//
+// WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger
+// (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
+// with nil, nothing is built or allocated. Every record carries lock=naive
+// and path; the messages and keys are stable:
+//
+//	acquire  INFO   node token session waited
+//	wait     DEBUG  watch session                 (one per exists watch)
+//	release  INFO   node token held [err]
+//	lost     WARN   node token held reason err    (reason: node_deleted, session_expired, cut_off)
+//	abandon  INFO   waited err                    (Lock failed; not a TryLock that found the lock taken)
+//
+// node is the lock path itself and token its czxid; session is 0x-hex.
+// A lost hold logs lost when the loss is seen (before Done closes) and no
+// release at its Unlock. The herd effect shows in the log: every waiter
+// logs a wait for each release it sleeps through, so with N waiters a
+// release is followed by up to N-1 new waits. internal/oplog has the
+// full table, shared by every variant.
 package naive

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 )
@@ -36,6 +38,7 @@ type Option func(*options)
 type options struct {
 	acl            []zk.ACL
 	sessionTimeout time.Duration
+	logger         *slog.Logger
 }
 
 // WithACL sets the ACL of the lock node and of the parents the Mutex
@@ -56,6 +59,14 @@ func WithSessionTimeout(d time.Duration) Option {
 	}
 }
 
+// WithLogger makes the Mutex write its operation log to l: acquire,
+// wait, release, lost and abandon events, with stable messages and keys
+// (see "Operation log" in the package doc). nil, the default, turns the
+// log off; it then costs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
 // Mutex is one contender for the lock at one path: the lock is held while
 // the path exists as an ephemeral node of this Mutex's session.
 //
@@ -68,6 +79,7 @@ type Mutex struct {
 	client *zkop.Client
 	path   string
 	acl    []zk.ACL
+	log    *oplog.Log // nil when off
 
 	mu    sync.Mutex // guards state and cur; never held across a request
 	state state
@@ -90,6 +102,7 @@ type holding struct {
 	stamp   []byte // the node's data: the random id of the create that made it
 	session int64  // the session that created the node
 	czxid   int64  // the node's creation zxid: the fencing token
+	log     *oplog.Hold
 }
 
 var _ zklocks.Locker = (*Mutex)(nil)
@@ -107,7 +120,8 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return &Mutex{client: zkop.New(conn, o.sessionTimeout), path: path, acl: o.acl}, nil
+	return &Mutex{client: zkop.New(conn, o.sessionTimeout), path: path, acl: o.acl,
+		log: oplog.New(o.logger, "naive", path)}, nil
 }
 
 // Lock blocks until the lock is held, ctx is done, or an error makes
@@ -140,7 +154,14 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	m.state = acquiring
 	m.mu.Unlock()
 
+	start := m.log.Now()
 	h, err := m.obtain(ctx, wait)
+	if err != nil && m.log != nil && !errors.Is(err, ErrLocked) {
+		m.log.Abandon(ctx, "", start, err)
+	}
+	if err == nil {
+		h.log = m.logAcquire(ctx, h, start)
+	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -150,6 +171,17 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	}
 	m.state, m.cur = held, h
 	return nil
+}
+
+// logAcquire writes the acquire event and has the monitor log a loss as
+// soon as it sees one.
+func (m *Mutex) logAcquire(ctx context.Context, h *holding, start time.Time) *oplog.Hold {
+	if m.log == nil {
+		return nil
+	}
+	hl := m.log.Acquire(ctx, m.path, h.czxid, h.session, start)
+	h.mon.OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })
+	return hl
 }
 
 // obtain is the recipe: create, or watch and retry.
@@ -253,6 +285,9 @@ func (m *Mutex) awaitRelease(ctx context.Context) error {
 		// once, into a buffered channel nobody reads.
 		return nil
 	}
+	if m.log != nil {
+		m.log.Wait(ctx, "", m.path, -1, m.client.Conn.SessionID())
+	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -301,7 +336,13 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	// come back with the session, and its node must not stay behind.
 	err := m.deleteOwn(ctx, h)
 	if lost != nil {
+		h.log.Lost(ctx, lost) // written already by the monitor
 		return fmt.Errorf("%w: %s: %w", ErrLockLost, m.path, lost)
+	}
+	if errors.Is(err, ErrLockLost) {
+		h.log.Lost(ctx, err)
+	} else {
+		h.log.Release(ctx, err)
 	}
 	return err
 }
@@ -310,12 +351,12 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 	for range 3 { // a BadVersion (our node's data changed under us) reads again
 		if m.client.Conn.SessionID() != h.session {
-			return fmt.Errorf("%w: %s: session %#x ended", ErrLockLost, m.path, h.session)
+			return fmt.Errorf("%w: %s: session %#x ended: %w", ErrLockLost, m.path, h.session, hold.ErrSessionExpired)
 		}
 		_, stat, err := m.client.Get(ctx, m.path)
 		if err == nil {
 			if stat.EphemeralOwner != h.session || stat.Czxid != h.czxid {
-				return fmt.Errorf("%w: %s now belongs to session %#x", ErrLockLost, m.path, stat.EphemeralOwner)
+				return fmt.Errorf("%w: %s now belongs to session %#x: %w", ErrLockLost, m.path, stat.EphemeralOwner, hold.ErrNodeDeleted)
 			}
 			err = m.client.Delete(ctx, m.path, stat.Version)
 		}

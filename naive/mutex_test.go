@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -34,6 +35,9 @@ var variant = locktest.Variant{
 		AlreadyLocked: naive.ErrAlreadyLocked,
 	},
 	Layout: locktest.NodeAtPath,
+	NewLogged: func(conn *zk.Conn, path string, sessionTimeout time.Duration, l *slog.Logger) (zklocks.Locker, error) {
+		return naive.New(conn, path, naive.WithSessionTimeout(sessionTimeout), naive.WithLogger(l))
+	},
 }
 
 func TestConformance(t *testing.T) { locktest.Run(t, variant) }

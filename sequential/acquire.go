@@ -250,7 +250,8 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 		if ev == nil || watched != pred {
 			// A data watch, as Curator does: an exists watch on a node that
 			// is already gone would stay behind as a creation watch.
-			_, _, ch, err := m.c.GetW(ctx, m.path+"/"+pred)
+			predPath := m.path + "/" + pred
+			_, _, ch, err := m.c.GetW(ctx, predPath)
 			switch {
 			case errors.Is(err, zk.ErrNoNode) && second:
 				return nil // gone since the listing: we are first
@@ -264,6 +265,9 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 				continue
 			case err != nil:
 				return fmt.Errorf("sequential: lock %s: watch %s: %w", m.path, pred, err)
+			}
+			if m.opts.log != nil && watched != pred {
+				m.opts.log.Wait(ctx, a.node, predPath, idx, m.c.Conn.SessionID())
 			}
 			watched, ev = pred, ch
 		}

@@ -141,4 +141,27 @@
 // sign when its node or session is lost. Each of these has a test here. The re-entrancy of notes §4.2 is in package
 // reentrant; the timeouts and the lease of §4.3 and §6.2 in package
 // timeout.
+//
+// # Operation log
+//
+// WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger
+// (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
+// with nil, nothing is built or allocated. Every record carries
+// lock=sequential and path; the messages and keys are stable:
+//
+//	acquire  INFO   node token session waited
+//	wait     DEBUG  node watch ahead session      (one per predecessor watched)
+//	release  INFO   node token held [err]
+//	lost     WARN   node token held reason err    (reason: node_deleted, session_expired, cut_off)
+//	abandon  INFO   [node] waited err             (Lock failed; not a TryLock that found the lock taken)
+//
+// node is this Mutex's node, token its czxid, watch the predecessor's
+// node, ahead the number of contenders before it, session 0x-hex. A lost
+// hold logs lost when the loss is seen (before Done closes) and no
+// release at its Unlock. Where the naive lock logs a wait for every waiter
+// at every release, here a release wakes one waiter, which logs acquire or
+// (its predecessor left without holding) one new wait. The reentrant and
+// timeout locks log through this package under their own name
+// (lock=reentrant, lock=timeout), each event once. internal/oplog has the
+// full table, shared by every variant; ExampleWithLogger shows the output.
 package sequential

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/zklocks/zklocks/internal/zktest"
@@ -164,4 +166,59 @@ func ExampleContenders() {
 	// 1. alice holds the lock
 	// 2. bob waits
 	// 3. carol waits
+}
+
+// WithLogger writes the lock's operation log through log/slog: here a
+// hold released by Unlock, then a hold lost because an operator deleted
+// its node. The handler keeps only the parts that are the same on every
+// run; a real one would keep the node, token, session and timings too.
+func ExampleWithLogger() {
+	conn, closeConn := zktest.ExampleConn()
+	defer closeConn()
+	admin, closeAdmin := zktest.ExampleConn()
+	defer closeAdmin()
+	path := zktest.ExamplePath("WithLogger")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	stable := func(_ []string, a slog.Attr) slog.Attr {
+		switch a.Key {
+		case slog.LevelKey, slog.MessageKey, "lock", "reason":
+			return a
+		}
+		return slog.Attr{} // dropped
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: stable}))
+	m, err := sequential.New(conn, path, sequential.WithSessionTimeout(sessionTimeout), sequential.WithLogger(logger))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := m.Unlock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := admin.Delete(m.Node(), -1); err != nil { // an operator removes the lock by hand
+		fmt.Println(err)
+		return
+	}
+	<-m.Done() // the lost event is written before Done closes
+	err = m.Unlock(ctx)
+	fmt.Println("Unlock reports the loss:", errors.Is(err, sequential.ErrLockLost))
+	// Output:
+	// level=INFO msg=acquire lock=sequential
+	// level=INFO msg=release lock=sequential
+	// level=INFO msg=acquire lock=sequential
+	// level=WARN msg=lost lock=sequential reason=node_deleted
+	// Unlock reports the loss: true
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 )
@@ -40,6 +42,9 @@ type options struct {
 	sessionTimeout time.Duration
 	data           []byte
 	waitHook       WaitHook
+	logger         *slog.Logger
+	log            *oplog.Log // set by the locks built on this one, else made from logger
+	lossesAbove    bool       // the lock built on this one logs losses itself
 }
 
 // WithACL sets the ACL of the nodes the Mutex creates: its own node and
@@ -64,6 +69,21 @@ func WithSessionTimeout(d time.Duration) Option {
 // for example who the contender is. Contenders returns it.
 func WithData(data []byte) Option {
 	return func(o *options) { o.data = append([]byte(nil), data...) }
+}
+
+// WithLogger makes the Mutex write its operation log to l: acquire,
+// wait, release, lost and abandon events, with stable messages and keys
+// (see "Operation log" in the package doc). nil, the default, turns the
+// log off; it then costs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// The locks built on this one log through it under their own name.
+func init() {
+	oplog.SequentialOption = func(g *oplog.Log, lossesAbove bool) any {
+		return Option(func(o *options) { o.log, o.lossesAbove = g, lossesAbove })
+	}
 }
 
 // WaitState describes the queue to a WaitHook.
@@ -120,6 +140,7 @@ type attempt struct {
 	node  string        // its full path
 	mon   *hold.Monitor // watches node from right after the create
 	czxid int64         // node's czxid: the fencing token
+	log   *oplog.Hold   // the hold's operation log, nil when off
 	// unsure is set when a create may have been applied without our
 	// learning the node's name (connection lost or ctx done while it was
 	// in flight): only then can a twin with our GUID exist.
@@ -142,6 +163,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: DefaultSessionTimeout}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.log == nil {
+		o.log = oplog.New(o.logger, "sequential", path)
 	}
 	return &Mutex{path: path, opts: o, c: zkop.New(conn, o.sessionTimeout)}, nil
 }
@@ -176,18 +200,36 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	m.state, m.cur = acquiring, a
 	m.mu.Unlock()
 
+	start := m.opts.log.Now()
 	err := m.run(ctx, a, wait)
 	if err != nil {
 		m.abandon(ctx, a)
+		if m.opts.log != nil && !errors.Is(err, ErrLocked) {
+			m.opts.log.Abandon(ctx, a.node, start, err)
+		}
 		m.mu.Lock()
 		m.state, m.cur = idle, nil
 		m.mu.Unlock()
 		return err
 	}
+	hl := m.logAcquire(ctx, a, start)
 	m.mu.Lock()
-	m.state, m.lost = held, nil
+	m.state, m.lost, a.log = held, nil, hl
 	m.mu.Unlock()
 	return nil
+}
+
+// logAcquire writes the acquire event and has the monitor log a loss as
+// soon as it sees one (unless the lock built on this one does).
+func (m *Mutex) logAcquire(ctx context.Context, a *attempt, start time.Time) *oplog.Hold {
+	if m.opts.log == nil {
+		return nil
+	}
+	h := m.opts.log.Acquire(ctx, a.node, a.czxid, m.c.Conn.SessionID(), start)
+	if !m.opts.lossesAbove {
+		a.mon.OnLoss(func(reason error) { h.Lost(context.Background(), reason) })
+	}
+	return h
 }
 
 func (m *Mutex) run(ctx context.Context, a *attempt, wait bool) error {
@@ -231,6 +273,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		}
 	}
 	if reason != nil {
+		if !m.opts.lossesAbove {
+			a.log.Lost(ctx, reason) // written already if the monitor saw it
+		}
 		lost := lostError(reason)
 		m.mu.Lock()
 		m.lost = lost
@@ -238,9 +283,10 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return lost
 	}
 	if err != nil {
-		return fmt.Errorf("sequential: unlock %s: %w", a.node, err)
+		err = fmt.Errorf("sequential: unlock %s: %w", a.node, err)
 	}
-	return nil
+	a.log.Release(ctx, err)
+	return err
 }
 
 // Token returns the fencing token of the current hold, the czxid of this

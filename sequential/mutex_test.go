@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,9 @@ func TestConformance(t *testing.T) {
 		},
 		FIFO:   true,
 		Layout: locktest.ChildrenOfPath,
+		NewLogged: func(conn *zk.Conn, path string, st time.Duration, l *slog.Logger) (zklocks.Locker, error) {
+			return sequential.New(conn, path, sequential.WithSessionTimeout(st), sequential.WithLogger(l))
+		},
 	})
 }
 

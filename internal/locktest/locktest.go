@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -91,6 +92,11 @@ type Variant struct {
 	Reentrant bool
 	// Layout: NodeAtPath (naive) or ChildrenOfPath (sequential family).
 	Layout Layout
+	// NewLogged is New with an operation log written to l (the variant's
+	// WithLogger). The OperationLog behaviour checks the events and skips
+	// when NewLogged is nil. Every record must carry lock=<Name up to its
+	// first "/"> and path=<the lock path> (see internal/oplog).
+	NewLogged func(conn *zk.Conn, path string, sessionTimeout time.Duration, l *slog.Logger) (zklocks.Locker, error)
 }
 
 // Stater is implemented by locks that count their own traffic.
@@ -131,6 +137,7 @@ func Run(t *testing.T, v Variant) {
 		{"FIFO", s.testFIFO},
 		{"NoGoroutineLeak", s.testNoGoroutineLeak},
 		{"Stats", s.testStats},
+		{"OperationLog", s.testOperationLog},
 	} {
 		t.Run(b.name, b.run)
 	}
