@@ -131,4 +131,26 @@
 // errors.Is(err, reentrant.ErrLockLost) and errors.Is(err,
 // sequential.ErrLockLost) both hold, as do ZooKeeper's own (zk.ErrNoAuth,
 // zk.ErrBadVersion) where they are the cause.
+//
+// # Operation log
+//
+// WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger
+// (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
+// with nil, nothing is built or allocated. Every record carries
+// lock=reentrant, path and the owner; the messages and keys are stable:
+//
+//	acquire  INFO   node token session waited
+//	wait     DEBUG  node watch ahead session      (queued on ZooKeeper behind watch)
+//	wait     DEBUG  behind                        (waits in this process for owner behind)
+//	reenter  DEBUG  node token count              (the holder locked again)
+//	exit     DEBUG  node token count              (an Unlock that leaves the lock held)
+//	release  INFO   node token held [err]         (the last Unlock)
+//	lost     WARN   node token held reason err    (reason: node_deleted, session_expired, cut_off, count_write)
+//	abandon  INFO   [node] waited err             (Lock failed; not a TryLock that found the lock taken)
+//
+// The sequential lock underneath writes acquire, the ZooKeeper wait,
+// release, lost and abandon in this package's name; each event is
+// written once. waited counts from the call of Lock, time at the gate
+// included. count_write is a loss of InNode mode: the count could not be
+// written. internal/oplog has the full table, shared by every variant.
 package reentrant

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/sequential"
@@ -41,6 +43,7 @@ type options struct {
 	acl            []zk.ACL
 	sessionTimeout time.Duration
 	mode           CountMode
+	logger         *slog.Logger
 }
 
 // WithACL sets the ACL of the lock's nodes (default zk.WorldACL(zk.PermAll)).
@@ -62,6 +65,13 @@ func WithSessionTimeout(d time.Duration) Option {
 // WithCountMode chooses where the re-entry count is kept (default InMemory).
 func WithCountMode(c CountMode) Option { return func(o *options) { o.mode = c } }
 
+// WithLogger makes the Mutex write its operation log to l: acquire,
+// wait, release, lost and abandon events, and reenter and exit at debug
+// level, each with the owner, with stable messages and keys (see
+// "Operation log" in the package doc). nil, the default, turns the log
+// off; it then costs nothing.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
 // Mutex is one contender for a re-entrant lock on one path. Many owners in
 // a process may share a Mutex: the one that holds it re-enters freely, the
 // others wait, in this process, until it has fully released the lock, and
@@ -74,6 +84,7 @@ type Mutex struct {
 	client *zkop.Client // our own requests: the count writes of InNode
 	host   string
 	pid    int
+	log    *oplog.Log // nil when off
 
 	// gate admits one owner at a time to the ZooKeeper lock: it holds a
 	// value exactly when no owner holds or is acquiring the lock. Owners
@@ -103,10 +114,11 @@ type holding struct {
 	step sync.Mutex
 
 	// Guarded by Mutex.mu.
-	held      bool  // false while acquiring
-	releasing bool  // Unlock is deleting the node; not a loss
-	count     int   // re-entry depth, 1 after the first Lock
-	version   int32 // InNode: the node's data version after our last write
+	held      bool        // false while acquiring
+	releasing bool        // Unlock is deleting the node; not a loss
+	count     int         // re-entry depth, 1 after the first Lock
+	version   int32       // InNode: the node's data version after our last write
+	log       *oplog.Hold // the hold's operation log, nil when off
 }
 
 // lostHold remembers a hold that was lost while its owner still had Unlocks
@@ -135,7 +147,8 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	}
 	host, _ := os.Hostname()
 	m := &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout),
-		host: host, pid: os.Getpid(), gate: make(chan struct{}, 1), lost: map[string]*lostHold{}}
+		host: host, pid: os.Getpid(), gate: make(chan struct{}, 1), lost: map[string]*lostHold{},
+		log: oplog.New(o.logger, "reentrant", path, oplog.Reason{Err: errCountWrite, Name: oplog.ReasonCountWrite})}
 	m.gate <- struct{}{}
 	return m, nil
 }
@@ -169,6 +182,7 @@ func (m *Mutex) lock(ctx context.Context, wait bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	start := m.log.Now()
 	for {
 		m.mu.Lock()
 		stale := m.reapLocked()
@@ -200,30 +214,43 @@ func (m *Mutex) lock(ctx context.Context, wait bool) error {
 		case !wait:
 			select {
 			case <-m.gate:
-				return m.acquire(ctx, owner, false)
+				return m.acquire(ctx, owner, false, start)
 			default:
 				return ErrLocked // another owner took the gate just now
 			}
 		}
+		if h != nil && m.log != nil {
+			m.log.Attempt(owner, start).WaitBehind(ctx, h.owner)
+		}
 		select {
 		case <-m.gate:
-			return m.acquire(ctx, owner, true)
+			return m.acquire(ctx, owner, true, start)
 		case <-lost:
 			// The holder lost its hold: reap it on the next round.
 		case <-ctx.Done():
+			if m.log != nil {
+				m.log.Attempt(owner, start).Abandon(ctx, "", start, ctx.Err())
+			}
 			return ctx.Err()
 		}
 	}
 }
 
-// acquire takes a new node for owner. The caller holds the gate.
-func (m *Mutex) acquire(ctx context.Context, owner string, wait bool) error {
+// acquire takes a new node for owner, in a Lock that began at start. The
+// caller holds the gate.
+func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time.Time) error {
 	data := Holder{Host: m.host, PID: m.pid, Owner: owner, Mode: m.opts.mode.String()}
 	if m.opts.mode == InNode {
 		data.Count = 1
 	}
-	seq, err := sequential.New(m.conn, m.path, sequential.WithACL(m.opts.acl),
-		sequential.WithSessionTimeout(m.opts.sessionTimeout), sequential.WithData(data.encode()))
+	opts := []sequential.Option{sequential.WithACL(m.opts.acl),
+		sequential.WithSessionTimeout(m.opts.sessionTimeout), sequential.WithData(data.encode())}
+	lg := m.log.Attempt(owner, start)
+	if lg != nil {
+		// The sequential lock logs this attempt and its hold in our name.
+		opts = append(opts, oplog.SequentialOption(lg, false).(sequential.Option))
+	}
+	seq, err := sequential.New(m.conn, m.path, opts...)
 	if err != nil {
 		m.gate <- struct{}{}
 		return translate(err)
@@ -245,7 +272,7 @@ func (m *Mutex) acquire(ctx context.Context, owner string, wait bool) error {
 		m.endLocked(h)
 		return translate(err)
 	}
-	h.held, h.count = true, 1
+	h.held, h.count, h.log = true, 1, lg.Current()
 	m.last = nil // a new hold: Token is its token now
 	return nil
 }
@@ -277,6 +304,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	case m.opts.mode == InMemory:
 		h.count = n
 		m.mu.Unlock()
+		h.logDepth(ctx, delta, n)
 		return nil
 	}
 	version := h.version
@@ -304,6 +332,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	case err == nil:
 		h.count, h.version = n, stat.Version
 		m.mu.Unlock()
+		h.logDepth(ctx, delta, n)
 		return nil
 	}
 	// The write failed: with BadVersion someone else wrote to our node,
@@ -312,7 +341,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	// out by writeCount), with anything else we no longer know what the
 	// node says. The hold cannot be trusted: end it as lost and remove our
 	// node if it is still there.
-	why := fmt.Errorf("%w: count write: %w", ErrLockLost, err)
+	why := fmt.Errorf("%w: %w: %w", ErrLockLost, errCountWrite, err)
 	owed := h.count
 	if delta < 0 {
 		owed-- // this Unlock is answered now
@@ -320,11 +349,25 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	h.releasing = true // our own release below must not look like a loss
 	m.loseLocked(h, owed, why)
 	m.mu.Unlock()
+	h.log.Lost(ctx, why) // before dispose's Unlock, which must not log a release
 	m.dispose(ctx, h.seq)
 	if delta < 0 {
 		return why
 	}
 	return errHoldChanged
+}
+
+// errCountWrite is in the chain of the loss an InNode count write that
+// failed causes.
+var errCountWrite = errors.New("count write")
+
+// logDepth logs a count change that leaves the hold held.
+func (h *holding) logDepth(ctx context.Context, delta, n int) {
+	if delta > 0 {
+		h.log.Reenter(ctx, n)
+	} else {
+		h.log.Exit(ctx, n)
+	}
 }
 
 // writeCount sets our node's data at version. When the connection goes

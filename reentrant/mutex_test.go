@@ -3,6 +3,7 @@ package reentrant_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,6 +117,14 @@ func TestConformance(t *testing.T) {
 			FIFO:      true,
 			Reentrant: true,
 			Layout:    locktest.ChildrenOfPath,
+			NewLogged: func(conn *zk.Conn, path string, st time.Duration, l *slog.Logger) (zklocks.Locker, error) {
+				m, err := reentrant.New(conn, path, reentrant.WithSessionTimeout(st), reentrant.WithCountMode(mode),
+					reentrant.WithLogger(l))
+				if err != nil {
+					return nil, err
+				}
+				return contender{m, fmt.Sprintf("contender-%d", n.Add(1))}, nil
+			},
 		})
 	})
 }

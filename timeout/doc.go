@@ -157,4 +157,30 @@
 // hold make it 6.12 (one probe in 8 acquisitions).
 //
 //	go test -race -count=1 -v -run TestLeaseWriteCost ./timeout/
+//
+// # Operation log
+//
+// WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger
+// (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
+// with nil, nothing is built or allocated. Every record carries
+// lock=timeout and path; the messages and keys are stable:
+//
+//	acquire  INFO   node token session waited
+//	wait     DEBUG  node watch ahead session      (one per predecessor watched)
+//	evict    WARN   node victim victim_token lease overdue
+//	release  INFO   node token held [err]
+//	lost     WARN   node token held reason err
+//	abandon  INFO   [node] [token] waited err     (Lock, LockTimeout failed; not a TryLock that found the lock taken)
+//
+// evict is written by the contender that evicted a holder: victim is the
+// holder's node, victim_token its token, lease its lease, and overdue how
+// long past the lease ZooKeeper's clock was when it decided. The evicted
+// holder logs lost with reason evicted (with a lease, any deletion of the
+// holder's node is one, as ErrEvicted says), and lease_expired when it
+// gave its hold up itself; other reasons are node_deleted,
+// session_expired and cut_off. A lease that could not be stamped logs
+// abandon, or lost, after acquire. The sequential lock underneath writes
+// acquire, wait, release and abandon in this package's name; each event
+// is written once. internal/oplog has the full table, shared by every
+// variant.
 package timeout

@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/sequential"
 )
 
@@ -90,6 +91,7 @@ const (
 type leaseHold struct {
 	m     *Mutex
 	seq   *sequential.Mutex
+	log   *oplog.Hold // nil when off
 	node  string
 	data  []byte // encodeLease(lease, true)
 	lease time.Duration
@@ -215,6 +217,9 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 // end ends the hold: reason nil for a release, else why it was lost.
 func (h *leaseHold) end(reason error) {
 	h.err = reason
+	if reason != nil {
+		h.log.Lost(context.Background(), reason) // before Done closes, so the log has it first
+	}
 	close(h.done)
 }
 
@@ -335,6 +340,7 @@ func (c *checker) hook(ctx context.Context, w sequential.WaitState) (time.Durati
 	switch {
 	case err == nil:
 		c.m.evictions.Add(1)
+		c.m.log.Evict(ctx, c.self, c.head, st.Czxid, lease, time.Duration(p-start-lease.Milliseconds())*time.Millisecond)
 		return relistSoon, nil
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
 		return relistSoon, nil // released, renewed or evicted by another

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/sequential"
@@ -49,6 +51,7 @@ type options struct {
 	sessionTimeout time.Duration
 	lease          time.Duration
 	now            func() time.Time
+	logger         *slog.Logger
 }
 
 // WithACL sets the ACL of the lock's nodes (default zk.WorldACL(zk.PermAll)).
@@ -75,6 +78,13 @@ func WithSessionTimeout(d time.Duration) Option {
 // out while it waits.
 func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
 
+// WithLogger makes the Mutex write its operation log to l: acquire,
+// wait, release, lost and abandon events, and evict when it evicts a
+// holder, with stable messages and keys (see "Operation log" in the
+// package doc). nil, the default, turns the log off; it then costs
+// nothing.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
 // withClock replaces the local clock of the lease logic (test seam). The
 // clock is only ever used to schedule: decisions use ZooKeeper's clock.
 func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
@@ -88,6 +98,7 @@ type Mutex struct {
 	opts   options
 	client *zkop.Client // our own requests: stamps, renewals, lease checks, evictions
 	now    func() time.Time
+	log    *oplog.Log // nil when off
 
 	evictions  atomic.Int64 // eviction deletes that succeeded
 	evictTries atomic.Int64 // eviction deletes sent
@@ -108,7 +119,8 @@ type Mutex struct {
 // holding is one hold: one node, one sequential.Mutex, and its lease.
 type holding struct {
 	seq   *sequential.Mutex
-	lease *leaseHold // nil without a lease
+	lease *leaseHold  // nil without a lease
+	log   *oplog.Hold // nil when off
 }
 
 // New returns a Mutex for the lock at path. It checks its arguments and
@@ -127,7 +139,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if o.lease != 0 && (o.lease < MinLease || o.lease%time.Millisecond != 0) {
 		return nil, fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, o.lease, MinLease)
 	}
-	return &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout), now: o.now}, nil
+	return &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout), now: o.now,
+		log: oplog.New(o.logger, "timeout", path, oplog.Reason{Err: ErrEvicted, Name: oplog.ReasonEvicted},
+			oplog.Reason{Err: ErrLeaseExpired, Name: oplog.ReasonLeaseExpired})}, nil
 }
 
 var _ zklocks.Locker = (*Mutex)(nil)
@@ -166,11 +180,17 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	}
 	data := encodeLease(m.opts.lease, false)
 	chk := &checker{m: m, data: data}
-	seq, err := sequential.New(m.conn, m.path,
-		sequential.WithACL(m.opts.acl),
+	opts := []sequential.Option{sequential.WithACL(m.opts.acl),
 		sequential.WithSessionTimeout(m.opts.sessionTimeout),
 		sequential.WithData(data),
-		sequential.WithWaitHook(chk.hook))
+		sequential.WithWaitHook(chk.hook)}
+	lg := m.log.Attempt("", m.log.Now())
+	if lg != nil {
+		// The sequential lock logs this attempt and its hold in our name;
+		// with a lease, we log the losses, as we know what they were.
+		opts = append(opts, oplog.SequentialOption(lg, m.opts.lease > 0).(sequential.Option))
+	}
+	seq, err := sequential.New(m.conn, m.path, opts...)
 	if err != nil {
 		return translate(err)
 	}
@@ -183,7 +203,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	m.acquiring = seq
 	m.mu.Unlock()
 
-	h, err := m.take(ctx, seq, chk, wait)
+	h, err := m.take(ctx, seq, chk, wait, lg)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -200,7 +220,8 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 }
 
 // take runs the sequential lock and, with a lease, stamps the new hold.
-func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, wait bool) (*holding, error) {
+// lg is the attempt's log, nil when off.
+func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, wait bool, lg *oplog.Log) (*holding, error) {
 	var err error
 	if wait {
 		err = seq.Lock(ctx)
@@ -210,12 +231,12 @@ func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, w
 	if err != nil {
 		return nil, translate(err)
 	}
-	h := &holding{seq: seq}
+	h := &holding{seq: seq, log: lg.Current()}
 	if m.opts.lease == 0 {
 		return h, nil
 	}
 	lctx, cancel := context.WithCancel(context.Background())
-	h.lease = &leaseHold{m: m, seq: seq, node: seq.Node(), data: encodeLease(m.opts.lease, true),
+	h.lease = &leaseHold{m: m, seq: seq, log: h.log, node: seq.Node(), data: encodeLease(m.opts.lease, true),
 		lease: m.opts.lease, ver: ver{0, true}, ctx: lctx, cancel: cancel,
 		done: make(chan struct{}), exited: make(chan struct{})}
 	if chk.self == h.lease.node {
@@ -223,11 +244,15 @@ func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, w
 	}
 	if err := h.lease.stamp(ctx); err != nil {
 		cancel()
-		m.releaseSeq(ctx, seq)
 		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) || errors.Is(err, hold.ErrSessionExpired) {
-			return nil, fmt.Errorf("%w: stamping the lease: %w", ErrLockLost, err)
+			err = fmt.Errorf("%w: stamping the lease: %w", ErrLockLost, err)
+			h.log.Lost(ctx, err)
+		} else {
+			err = fmt.Errorf("timeout: stamping the lease: %w", err)
+			h.log.Abandon(ctx, err)
 		}
-		return nil, fmt.Errorf("timeout: stamping the lease: %w", err)
+		m.releaseSeq(ctx, seq)
+		return nil, err
 	}
 	return h, nil
 }
@@ -257,6 +282,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	err := h.seq.Unlock(ctx)
 	if err != nil {
 		err = m.seqLoss(err)
+		if errors.Is(err, ErrLockLost) {
+			h.log.Lost(ctx, err) // the sequential lock logs it only without a lease
+		}
 	}
 	m.finish(h, m.seqEnded(h.seq))
 	return err

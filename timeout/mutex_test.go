@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/ensemble"
 	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/sequential"
 	"github.com/zklocks/zklocks/timeout"
@@ -140,6 +142,9 @@ func TestConformance(t *testing.T) {
 				},
 				FIFO:   true,
 				Layout: locktest.ChildrenOfPath,
+				NewLogged: func(conn *zk.Conn, path string, st time.Duration, l *slog.Logger) (zklocks.Locker, error) {
+					return timeout.New(conn, path, append(opts, timeout.WithSessionTimeout(st), timeout.WithLogger(l))...)
+				},
 			})
 		})
 	}
@@ -368,7 +373,8 @@ func pauseAndMeasure(t *testing.T, raw *zk.Conn, a, next *timeout.Mutex, nextRes
 
 // A holder whose renewals stop is evicted after its lease although its
 // session is alive; the next holder's token is larger, and the evicted
-// holder's Done closes with ErrEvicted.
+// holder's Done closes with ErrEvicted. The operation logs say so: the
+// evicting contender logs evict, the evicted holder lost.
 func TestStoppedRenewalIsEvicted(t *testing.T) {
 	ctx := context.Background()
 	const session = 6 * time.Second // the session outlives the lease by far
@@ -376,12 +382,14 @@ func TestStoppedRenewalIsEvicted(t *testing.T) {
 	path := zktest.LockPath(t)
 	aconn := zktest.Connect(t, zktest.WithSessionTimeout(session))
 	sid := aconn.SessionID()
-	a, err := timeout.New(aconn, path, timeout.WithLease(lease), timeout.WithSessionTimeout(session))
+	aLog, bLog := locktest.NewLogRecorder(), locktest.NewLogRecorder()
+	a, err := timeout.New(aconn, path, timeout.WithLease(lease), timeout.WithSessionTimeout(session),
+		timeout.WithLogger(aLog.Logger()))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
-	aTok := a.Token()
+	aTok, aNode := a.Token(), a.Node()
 
-	b := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	b := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), timeout.WithLogger(bLog.Logger()))
 	bRes := lockAsync(ctx, b)
 	waitChildren(t, raw, path, 2)
 	time.Sleep(lease) // b has had its first look at a, a renewed meanwhile
@@ -408,9 +416,33 @@ func TestStoppedRenewalIsEvicted(t *testing.T) {
 	assert.ErrorIs(t, err, timeout.ErrEvicted)
 	assert.ErrorIs(t, a.Unlock(ctx), timeout.ErrNotLocked)
 
+	bNode := b.Node()
 	assert.False(t, isClosed(b.Done()))
 	require.NoError(t, b.Unlock(ctx))
 	assert.Empty(t, children(t, raw, path))
+
+	evict := awaitLog(t, bLog, oplog.MsgEvict)
+	assert.Equal(t, bNode, evict.Str(oplog.KeyNode), "evict: the evicting contender's node")
+	assert.Equal(t, aNode, evict.Str(oplog.KeyVictim))
+	assert.Equal(t, aTok, evict.Int(oplog.KeyVictimToken))
+	assert.Equal(t, lease, evict.Attrs[oplog.KeyLease].Duration())
+	assert.GreaterOrEqual(t, evict.Attrs[oplog.KeyOverdue].Duration(), time.Duration(0))
+	lost := awaitLog(t, aLog, oplog.MsgLost)
+	assert.Equal(t, oplog.ReasonEvicted, lost.Str(oplog.KeyReason))
+	assert.Equal(t, aTok, lost.Int(oplog.KeyToken))
+	assert.Equal(t, []string{oplog.MsgAcquire, oplog.MsgLost}, aLog.Msgs(), "the evicted holder's log")
+	bMsgs := slices.DeleteFunc(bLog.Msgs(), func(m string) bool { return m == oplog.MsgWait })
+	assert.Equal(t, []string{oplog.MsgEvict, oplog.MsgAcquire, oplog.MsgRelease}, bMsgs, "the evicting contender's log, without its waits")
+}
+
+// awaitLog waits for the first record with message msg.
+func awaitLog(t *testing.T, r *locktest.LogRecorder, msg string) locktest.LogRecord {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	rec, err := r.Await(ctx, msg, 1)
+	require.NoError(t, err)
+	return rec
 }
 
 // Eviction latency, by ZooKeeper's clock: from the moment the stalled
@@ -449,10 +481,11 @@ func TestEvictionRaceHasOneWinner(t *testing.T) {
 	a := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
 	require.NoError(t, a.Lock(ctx))
 
+	logs := locktest.NewLogRecorder() // the three waiters' operation log
 	ws := []*timeout.Mutex{
-		newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease)),
-		newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease)),
-		newMutex(t, zktest.Connect(t), path), // no lease of its own
+		newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), timeout.WithLogger(logs.Logger())),
+		newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), timeout.WithLogger(logs.Logger())),
+		newMutex(t, zktest.Connect(t), path, timeout.WithLogger(logs.Logger())), // no lease of its own
 	}
 	var res []<-chan error
 	for i, w := range ws {
@@ -480,6 +513,8 @@ func TestEvictionRaceHasOneWinner(t *testing.T) {
 	}
 	assert.EqualValues(t, 1, won, "the new holder renews and must not be evicted")
 	assert.True(t, isClosed(a.Done()))
+	evicts := slices.DeleteFunc(logs.Msgs(), func(m string) bool { return m != oplog.MsgEvict })
+	assert.Len(t, evicts, 1, "evict events in the waiters' log")
 
 	for i, w := range ws {
 		if i > 0 {
