@@ -524,7 +524,11 @@ func TestForeignWrite(t *testing.T) {
 // same token, the count right in memory and in the node.
 func TestCountWriteSurvivesBlip(t *testing.T) {
 	noLeaks(t)
-	const session = 6 * time.Second
+	// A holder gives up its hold after about a fifth of the session timeout
+	// without a connection (internal/hold), so the session is long enough
+	// for the blip below (1.5s, plus up to a second to reconnect) to stay
+	// well within it.
+	const session = 15 * time.Second
 	cut := zktest.NewCutter()
 	conn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(session))
 	raw := zktest.Connect(t)

@@ -189,7 +189,7 @@ func (m *Mutex) findOurs(ctx context.Context, guid string) ([]string, error) {
 func (m *Mutex) adopt(ctx context.Context, a *attempt, name string, b *backoff) (bool, error) {
 	node := m.path + "/" + name
 	for {
-		mon, stat, err := hold.Watch(ctx, m.c, node)
+		mon, stat, err := hold.WatchQueued(ctx, m.c, node)
 		switch {
 		case err == nil:
 			m.mu.Lock()

@@ -212,6 +212,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 		m.mu.Unlock()
 		return err
 	}
+	a.mon.Acquired()
 	hl := m.logAcquire(ctx, a, start)
 	m.mu.Lock()
 	m.state, m.lost, a.log = held, nil, hl

@@ -4,9 +4,21 @@
 // has been cut off from the ensemble for longer than the session timeout.
 //
 // The last case is the one a client cannot observe directly. While it is
-// disconnected it does not know whether the server has already expired its
-// session; after a full session timeout without contact it must assume so,
-// as Curator does when it moves a connection from SUSPENDED to LOST.
+// disconnected it does not know whether the servers have already expired
+// its session, and it learns of the disconnection late: go-zookeeper
+// notices a silent link only when nothing has arrived for two thirds of
+// the session timeout (its read timeout; it pings every third). The
+// servers may expire the session one session timeout after they last
+// heard from the client, so the client has at most one third of the
+// session timeout left once it notices. The monitor gives up the hold
+// before that third is over (see lossAt), not a whole session timeout
+// after noticing as Curator's SUSPENDED-to-LOST timer does: by then
+// another client can already hold the lock.
+//
+// The arithmetic uses the session timeout the lock was given; it must be
+// the one the servers granted. Servers clamp a requested timeout to
+// [2, 20] tick times by default, so a client that asks for more than the
+// servers allow must pass the granted value.
 package hold
 
 import (
@@ -14,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -26,7 +39,7 @@ var (
 	ErrReleased       = errors.New("hold: released")
 	ErrNodeDeleted    = errors.New("hold: node deleted")
 	ErrSessionExpired = errors.New("hold: session expired")
-	ErrCutOff         = errors.New("hold: no contact with the ensemble for longer than the session timeout")
+	ErrCutOff         = errors.New("hold: cut off from the ensemble long enough for the session to expire")
 )
 
 // Monitor watches one node. Done closes when the hold ends for any reason;
@@ -44,6 +57,13 @@ type Monitor struct {
 	mu     sync.Mutex // guards ended and onLoss
 	ended  bool
 	onLoss func(reason error)
+
+	// A cut-off ends only a hold: a queued contender that reconnects in
+	// time with its session still has its place, and one whose session
+	// expired learns it from the session id. overdue records a cut-off
+	// that happened while queued, for Acquired.
+	holding atomic.Bool
+	overdue atomic.Bool
 }
 
 // Watch reads path once with a data watch and starts watching it. The stat
@@ -52,6 +72,20 @@ type Monitor struct {
 // when the node belongs to another session than conn's current one: a node
 // left by an expired session must never be taken for ours.
 func Watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
+	m, stat, err := watch(ctx, c, path)
+	if err == nil {
+		m.Acquired()
+	}
+	return m, stat, err
+}
+
+// WatchQueued is Watch for a contender that does not hold the lock yet:
+// being cut off does not end it until Acquired is called.
+func WatchQueued(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
+	return watch(ctx, c, path)
+}
+
+func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
 	session := c.Conn.SessionID()
 	_, stat, ev, err := c.GetW(ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -67,6 +101,17 @@ func Watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat
 		done: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{})}
 	go m.run(ev)
 	return m, stat, nil
+}
+
+// Acquired tells a monitor started by WatchQueued that its contender now
+// holds the lock. If the client is cut off still, and has been for too
+// long, the hold ends at once. (Connected again with the same session, it
+// is not cut off: the session, and so the node, is alive.)
+func (m *Monitor) Acquired() {
+	m.holding.Store(true)
+	if m.overdue.Load() && m.c.Conn.State() != zk.StateHasSession {
+		m.end(ErrCutOff)
+	}
 }
 
 // Done is closed when the hold ends.
@@ -126,17 +171,21 @@ func (m *Monitor) end(reason error) {
 	})
 }
 
-// pollEvery is how often the connection state is sampled; the loss of a
-// cut-off client is reported at most this late.
+// pollEvery is how often the connection state is sampled.
 func (m *Monitor) pollEvery() time.Duration {
 	return max(min(m.c.SessionTimeout/8, 250*time.Millisecond), 10*time.Millisecond)
 }
+
+// readTimeout is go-zookeeper's: a connection that has received nothing
+// for this long is closed and the client reconnects.
+func readTimeout(sessionTimeout time.Duration) time.Duration { return sessionTimeout * 2 / 3 }
 
 func (m *Monitor) run(ev <-chan zk.Event) {
 	defer close(m.exited)
 	tick := time.NewTicker(m.pollEvery())
 	defer tick.Stop()
-	var cutSince time.Time
+	var cut *cutoff // set while the connection is down
+	defer func() { cut.stop() }()
 	for {
 		select {
 		case <-m.stop:
@@ -147,16 +196,69 @@ func (m *Monitor) run(ev <-chan zk.Event) {
 				m.end(reason)
 				return
 			}
+			if cut == nil { // a data change (our own renewal, say): watch again now, not a tick later
+				ev = m.rearm()
+			}
+		case <-cut.C():
+			if m.c.Conn.State() == zk.StateHasSession {
+				cut = nil // back with the same session just now; the next tick checks the id
+				continue
+			}
+			if left := time.Until(m.lossAt(cut.seen)); left > 0 {
+				cut.timer.Reset(left) // heard from the servers since the cut-off began
+				continue
+			}
+			m.overdue.Store(true)
+			if m.holding.Load() {
+				m.end(ErrCutOff)
+				return
+			}
 		case <-tick.C:
-			if reason := m.onTick(&cutSince); reason != nil {
+			if reason := m.onTick(&cut); reason != nil {
 				m.end(reason)
 				return
 			}
-			if ev == nil && cutSince.IsZero() {
+			if ev == nil && cut == nil {
 				ev = m.rearm()
 			}
 		}
 	}
+}
+
+// cutoff is one spell without a connection, as the ticks saw it.
+type cutoff struct {
+	seen  time.Time // the first tick that found the connection down
+	timer *time.Timer
+}
+
+// C is the timer's channel, or nil (blocks forever) when there is no spell.
+func (c *cutoff) C() <-chan time.Time {
+	if c == nil {
+		return nil
+	}
+	return c.timer.C
+}
+
+func (c *cutoff) stop() {
+	if c != nil {
+		c.timer.Stop()
+	}
+}
+
+// lossAt is when a hold cut off since seen must be given up: a session
+// timeout, less a tenth kept in hand, after the last moment the servers
+// surely heard from the client. That moment is no earlier than the last
+// answer the client got, nor than a read timeout before the tick ahead of
+// seen (go-zookeeper gives up a connection that has been silent that
+// long). A reconnection too brief for the ticks to see still moves the
+// first of these forward, through the lock's own requests.
+func (m *Monitor) lossAt(seen time.Time) time.Time {
+	st := m.c.SessionTimeout
+	heard := seen.Add(-m.pollEvery() - readTimeout(st))
+	if last := m.c.LastHeard(); last.After(heard) {
+		heard = last
+	}
+	return heard.Add(st - st/10)
 }
 
 // onEvent classifies one watch event; nil means "still held, re-arm".
@@ -173,20 +275,23 @@ func (m *Monitor) onEvent(e zk.Event) error {
 	return nil
 }
 
-// onTick checks the session and how long the connection has been down.
-func (m *Monitor) onTick(cutSince *time.Time) error {
+// onTick checks the session and the connection. The first tick that
+// finds the connection down starts the cut-off timer; a tick that finds
+// the session back stops it.
+func (m *Monitor) onTick(cut **cutoff) error {
 	if sid := m.c.Conn.SessionID(); sid != 0 && sid != m.session {
 		return ErrSessionExpired
 	}
 	if m.c.Conn.State() == zk.StateHasSession {
-		*cutSince = time.Time{}
+		(*cut).stop()
+		*cut = nil
+		m.overdue.Store(false)
 		return nil
 	}
-	if cutSince.IsZero() {
-		*cutSince = time.Now()
-	}
-	if time.Since(*cutSince) > m.c.SessionTimeout {
-		return ErrCutOff
+	if *cut == nil {
+		// The link may have gone right after the previous tick.
+		now := time.Now()
+		*cut = &cutoff{seen: now, timer: time.NewTimer(max(m.lossAt(now).Sub(now), 0))}
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ type Client struct {
 
 	requests      atomic.Int64
 	notifications atomic.Int64
+	lastHeard     atomic.Int64 // unix nanoseconds of the last answer from a server
 }
 
 // New returns a Client for conn.
@@ -40,6 +41,24 @@ func New(conn *zk.Conn, sessionTimeout time.Duration) *Client {
 // Stats returns the traffic counted so far.
 func (c *Client) Stats() zklocks.Stats {
 	return zklocks.Stats{Requests: c.requests.Load(), Notifications: c.notifications.Load()}
+}
+
+// LastHeard returns when a request of this Client last got an answer from
+// a server (any answer, "no node" included; a failed connection is not
+// one), or the zero time. A server renews the session whenever it hears
+// from the client, so the session lasts at least a session timeout from
+// about then: internal/hold counts a cut-off from here when it can.
+func (c *Client) LastHeard() time.Time {
+	if ns := c.lastHeard.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+func (c *Client) heard(err error) {
+	if err == nil || !isTransient(err) && !errors.Is(err, zk.ErrSessionExpired) {
+		c.lastHeard.Store(time.Now().UnixNano())
+	}
 }
 
 // Notified counts one watch event received.
@@ -62,6 +81,7 @@ func call[T any](ctx context.Context, c *Client, fn func() (T, error), abandoned
 	ch := make(chan result[T], 1)
 	go func() {
 		v, err := fn()
+		c.heard(err)
 		ch <- result[T]{v, err}
 	}()
 	select {

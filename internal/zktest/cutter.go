@@ -20,10 +20,11 @@ var ErrCut = errors.New("zktest: connection cut by the test")
 // after Heal (zk.StateExpired). Use it with WithDialer; every Connect also
 // has one of its own, which ExpireSession uses.
 type Cutter struct {
-	base  zk.Dialer
-	mu    sync.Mutex
-	cut   bool
-	conns map[*trackedConn]struct{}
+	base   zk.Dialer
+	mu     sync.Mutex
+	cut    bool
+	silent bool // Silence: connections stay open but carry nothing
+	conns  map[*trackedConn]struct{}
 }
 
 // NewCutter returns a Cutter that dials with net.DialTimeout.
@@ -71,11 +72,37 @@ func (c *Cutter) Cut() {
 	}
 }
 
+// Silence is a partition that nobody announces: the client's connections
+// stay open, but what it sends is dropped and what the servers send is
+// never delivered, and new dials are refused. Unlike Cut, where the client
+// sees its connection close at once, the client notices only when its read
+// timeout runs out, two thirds of a session timeout later: the case a
+// lock's loss detection must still get right. Heal ends it; the silenced
+// connections are closed then, as a real client would time them out.
+func (c *Cutter) Silence() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cut, c.silent = true, true
+}
+
 // Heal lets the client dial again; it reconnects on its own.
 func (c *Cutter) Heal() {
 	c.mu.Lock()
 	c.cut = false
+	var open map[*trackedConn]struct{}
+	if c.silent {
+		c.silent, open, c.conns = false, c.conns, map[*trackedConn]struct{}{}
+	}
 	c.mu.Unlock()
+	for tc := range open {
+		tc.Conn.Close()
+	}
+}
+
+func (c *Cutter) isSilent() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.silent
 }
 
 // IsCut reports whether the Cutter is cut.
@@ -89,6 +116,25 @@ func (c *Cutter) IsCut() bool {
 type trackedConn struct {
 	net.Conn
 	owner *Cutter
+}
+
+// Read delivers nothing while the Cutter is silent: it keeps reading, so
+// the client's read deadline still applies, and drops what arrives.
+func (tc *trackedConn) Read(p []byte) (int, error) {
+	for {
+		n, err := tc.Conn.Read(p)
+		if err != nil || !tc.owner.isSilent() {
+			return n, err
+		}
+	}
+}
+
+// Write drops the bytes while the Cutter is silent, as a partition would.
+func (tc *trackedConn) Write(p []byte) (int, error) {
+	if tc.owner.isSilent() {
+		return len(p), nil
+	}
+	return tc.Conn.Write(p)
 }
 
 func (tc *trackedConn) Close() error {
