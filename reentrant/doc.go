@@ -93,7 +93,7 @@
 //     nothing at all. Re-entries keep the hold's node and its Token.
 //   - The node is deleted only when the count returns to zero.
 //   - A lost hold is never re-entered. When the hold is lost (node deleted,
-//     session expired, cut off for longer than the session timeout, or an
+//     session expired, cut off long enough for the session to expire, or an
 //     InNode write failed), its count is dropped and Done closes. Token
 //     keeps returning the lost hold's token, as in the other variants,
 //     until the last Unlock the owner still owed it (or a new hold). Each

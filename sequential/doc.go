@@ -119,9 +119,15 @@
 // # Done, and why a holder still needs fencing
 //
 // Done closes when the hold ends: released, node deleted, session expired,
-// or the client cut off from the ensemble for longer than the session
-// timeout (it can not know whether the servers have expired its session,
-// so it must assume they have). Done is a late hint. A process that is
+// or the client cut off from the ensemble for so long that the servers may
+// expire its session. It can not know whether they have, so it gives the
+// hold up a tenth of a session timeout before they can: a session timeout
+// after the last answer it got, or after a read timeout (two thirds of a
+// session timeout, go-zookeeper's) before it saw the connection drop,
+// whichever is later. A holder therefore survives a disconnection of about
+// a fifth of its session timeout, not more; choose the session timeout
+// with that in mind, and pass the one the servers granted (they clamp
+// requests to 2-20 tick times by default). Done is a late hint. A process that is
 // paused (a GC pause, a stopped VM, a slow disk) can not watch anything:
 // the servers expire its session, another contender gets the lock, and
 // the paused process wakes up still inside its critical section (notes
