@@ -124,10 +124,11 @@
 // hold up a tenth of a session timeout before they can: a session timeout
 // after the last answer it got, or after a read timeout (two thirds of a
 // session timeout, go-zookeeper's) before it saw the connection drop,
-// whichever is later. A holder therefore survives a disconnection of about
-// a fifth of its session timeout, not more; choose the session timeout
-// with that in mind, and pass the one the servers granted (they clamp
-// requests to 2-20 tick times by default). Done is a late hint. A process that is
+// whichever is later. An idle holder therefore survives a disconnection
+// of only about a fifth of its session timeout (one that has just had an
+// answer, up to nine tenths); choose the session timeout with that in
+// mind, and pass the one the servers granted (they clamp requests to 2-20
+// tick times by default). Done is a late hint. A process that is
 // paused (a GC pause, a stopped VM, a slow disk) can not watch anything:
 // the servers expire its session, another contender gets the lock, and
 // the paused process wakes up still inside its critical section (notes
