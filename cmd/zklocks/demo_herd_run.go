@@ -146,22 +146,7 @@ func connectCounting(ctx context.Context, addrs []string, timeout time.Duration,
 			count.Add(1)
 		}
 	}
-	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}), zk.WithEventCallback(cb))
-	if err != nil {
-		return nil, err
-	}
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				go drainEvents(events)
-				return conn, nil
-			}
-		case <-ctx.Done():
-			conn.Close()
-			return nil, fmt.Errorf("connect: %w", ctx.Err())
-		}
-	}
+	return connect(ctx, addrs, timeout, zk.WithEventCallback(cb))
 }
 
 // herdRun is one run in progress.

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/sequential"
@@ -150,7 +148,7 @@ func checkInspectArgs(paths []string, o inspectOpts) error {
 func openInspector(ctx context.Context, addrs []string, o inspectOpts) (*inspector, error) {
 	cctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	conn, err := connectBy(cctx, addrs)
+	conn, err := connect(cctx, addrs, 10*time.Second)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("ensemble unreachable: no session within -timeout %v: %w", o.timeout, err)
@@ -163,33 +161,6 @@ func openInspector(ctx context.Context, addrs []string, o inspectOpts) (*inspect
 		servers:  addrs,
 		watchers: o.watchers,
 	}, nil
-}
-
-// connectBy is connect that returns when ctx ends, not up to a second
-// later: closing a go-zookeeper connection that never had a session waits
-// up to 1s for its close request, so that close is finished in the
-// background (and a session that arrived just too late is closed too).
-func connectBy(ctx context.Context, addrs []string) (*zk.Conn, error) {
-	type dialed struct {
-		conn *zk.Conn
-		err  error
-	}
-	ch := make(chan dialed, 1)
-	go func() {
-		c, err := connect(ctx, addrs, 10*time.Second)
-		ch <- dialed{c, err}
-	}()
-	select {
-	case d := <-ch:
-		return d.conn, d.err
-	case <-ctx.Done():
-		go func() {
-			if d := <-ch; d.conn != nil {
-				d.conn.Close()
-			}
-		}()
-		return nil, fmt.Errorf("connect to %s: %w", strings.Join(addrs, ","), ctx.Err())
-	}
 }
 
 // explain names the servers in an error caused by a silent ensemble.
