@@ -209,9 +209,67 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 			if err := m.awaitRelease(ctx); err != nil {
 				return nil, err
 			}
+		case errors.Is(err, zk.ErrConnectionClosed):
+			// The create may have been applied; only its answer is lost.
+			h, ferr := m.findOwn(ctx, stamp)
+			if h != nil || ferr != nil {
+				return h, ferr
+			}
+			// Not applied, or gone with an old session: try again.
 		default:
 			return nil, m.wrap("create", ctx, err)
 		}
+	}
+}
+
+// findOwn looks, once the client is back, for the node of a create whose
+// answer the connection took with it. The lock node is ours if it carries
+// our stamp and belongs to the session the client has now; a node with
+// our stamp from an expired session is about to vanish, and any other
+// node is another holder's. It returns nil, nil when the node is not
+// ours. It gives up after a few failed reads in a row (an outage, or a
+// connection closed for good: go-zookeeper then fails every request at
+// once) and leaves our node, if there is one, to a background delete.
+func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
+	pause := 20 * time.Millisecond
+	for tries := 1; ; tries++ {
+		data, stat, err := m.client.Get(ctx, m.path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return nil, nil
+		case err == nil && bytes.Equal(data, stamp) && stat.EphemeralOwner == m.client.Conn.SessionID():
+			return m.claim(ctx, stamp, stat.EphemeralOwner)
+		case err == nil:
+			return nil, nil
+		case !retryLater(err) || ctx.Err() != nil || tries == findOwnTries:
+			m.drop(stamp, 0)
+			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("naive: create %s: the connection went before the answer, and the node can not be looked for: %w", m.path, err)
+		}
+		if err := sleep(ctx, pause); err != nil { // disconnected: give go-zookeeper time to reconnect
+			m.drop(stamp, 0)
+			return nil, err
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+// findOwnTries bounds findOwn: with its pauses, about a second when reads
+// fail at once (a closed connection), a few seconds in an outage (each
+// read then waits for go-zookeeper's round of dials).
+const findOwnTries = 6
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -219,11 +277,12 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 // and waits for its answer or for ctx. On success it returns the session
 // that answered, which is the session that owns the node.
 //
-// Two outcomes leave a node behind that nobody will use: an answer that
-// arrives after ctx ended, and a connection that broke after the request
-// was sent (the servers may have applied it). The lock path can not tell
-// whose node it is, the stamp can: in both cases the node is deleted in
-// the background if it carries our stamp.
+// Two outcomes can leave a node the caller does not know about: an answer
+// that arrives after ctx ended, and a connection that broke after the
+// request was sent (the servers may have applied it). The lock path can
+// not tell whose node it is, the stamp can. In the first case the node is
+// deleted in the background if it carries our stamp; in the second,
+// ErrConnectionClosed, obtain looks for it (findOwn) and takes it.
 func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 	answer := make(chan error, 1)
 	go func() {
@@ -233,9 +292,6 @@ func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 	}()
 	select {
 	case err := <-answer:
-		if errors.Is(err, zk.ErrConnectionClosed) {
-			m.drop(stamp, 0)
-		}
 		return m.client.Conn.SessionID(), err
 	case <-ctx.Done():
 		go func() {

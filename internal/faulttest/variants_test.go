@@ -36,10 +36,6 @@ type variant struct {
 	// lease is the hold lease the variant runs with here (timeout): a
 	// holder that can not renew it gives the lock up after lease.
 	lease func(st time.Duration) time.Duration
-	// recoversCreate: a Lock whose create lost its connection finds its
-	// node by GUID and goes on (the sequential family). naive gives up
-	// with the connection error instead.
-	recoversCreate bool
 }
 
 func (v *variant) ctx(ctx context.Context, who string) context.Context {
@@ -74,7 +70,6 @@ var variants = []*variant{
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
 			return sequential.New(conn, path, sequential.WithSessionTimeout(st), sequential.WithACL(aclOr(acl)))
 		},
-		recoversCreate: true,
 	},
 	reentrantVariant(reentrant.InMemory),
 	reentrantVariant(reentrant.InNode),
@@ -87,8 +82,7 @@ var variants = []*variant{
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
 			return timeout.New(conn, path, timeout.WithSessionTimeout(st), timeout.WithLease(st), timeout.WithACL(aclOr(acl)))
 		},
-		lease:          func(st time.Duration) time.Duration { return st },
-		recoversCreate: true,
+		lease: func(st time.Duration) time.Duration { return st },
 	},
 }
 
@@ -102,8 +96,7 @@ func reentrantVariant(mode reentrant.CountMode) *variant {
 			return reentrant.New(conn, path, reentrant.WithCountMode(mode), reentrant.WithSessionTimeout(st),
 				reentrant.WithACL(aclOr(acl)))
 		},
-		owner:          reentrant.WithOwner,
-		recoversCreate: true,
+		owner: reentrant.WithOwner,
 	}
 }
 
