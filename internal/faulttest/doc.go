@@ -40,8 +40,9 @@
 // The tests that stop or kill members (TestLeaderFailover,
 // TestEnsembleDown, TestOutageCleanup, TestSoak) need the local ensemble
 // that internal/zktest starts for this test binary, and skip when
-// ZK_SERVERS points elsewhere; the others run against ZK_SERVERS too. The
-// soak run is off by default (the package must come before the flag):
+// ZK_SERVERS points elsewhere; the others run against ZK_SERVERS too.
+// TestSoak brings each of its faults once by default; for a long soak
+// (the package must come before the flag):
 //
 //	go test ./internal/faulttest -run Soak -soak=10m -v
 package faulttest

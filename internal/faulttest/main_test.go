@@ -9,7 +9,7 @@ import (
 )
 
 // soak is how long TestSoak runs; 0 (the default) skips it.
-var soak = flag.Duration("soak", 0, "run TestSoak for this long (e.g. 10m); 0 skips it")
+var soak = flag.Duration("soak", 0, "keep TestSoak's faults coming for this long (e.g. 10m); by default each comes once")
 
 func TestMain(m *testing.M) {
 	// The pause test re-executes this binary as the holder it freezes.
