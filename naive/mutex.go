@@ -209,8 +209,9 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 			if err := m.awaitRelease(ctx); err != nil {
 				return nil, err
 			}
-		case errors.Is(err, zk.ErrConnectionClosed):
-			// The create may have been applied; only its answer is lost.
+		case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer):
+			// The create may have been applied and only its answer lost
+			// (ErrNoServer: it was never sent, and the look says so).
 			h, ferr := m.findOwn(ctx, stamp)
 			if h != nil || ferr != nil {
 				return h, ferr
@@ -333,6 +334,10 @@ func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, e
 func (m *Mutex) awaitRelease(ctx context.Context) error {
 	exists, _, ev, err := m.client.ExistsW(ctx, m.path)
 	switch {
+	case err != nil && retryLater(err) && ctx.Err() == nil:
+		// The connection went: the create, tried again, waits for it
+		// (and a create that still finds no server ends the Lock).
+		return nil
 	case err != nil:
 		return m.wrap("watch", ctx, err)
 	case !exists:

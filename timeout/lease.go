@@ -118,14 +118,36 @@ type ver struct {
 
 // stamp writes the "held" record: the lease runs from this write's
 // ZooKeeper time. It is the first renewal, made before Lock returns.
+//
+// A connection that goes while the stamp is on its way does not cost the
+// hold: the write is tried again a few times (write re-reads the version
+// first, since the lost write may have been applied), for about a second
+// when requests fail at once, longer in an outage.
 func (h *leaseHold) stamp(ctx context.Context) error {
-	sent := h.m.now()
-	if err := h.write(ctx, &h.m.stamps); err != nil {
-		return err
+	pause := 20 * time.Millisecond
+	for tries := 1; ; tries++ {
+		sent := h.m.now()
+		err := h.write(ctx, &h.m.stamps)
+		if err == nil {
+			h.lastOK = sent
+			return nil
+		}
+		if !transient(err) || tries == stampTries || ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		pause = min(2*pause, 500*time.Millisecond)
 	}
-	h.lastOK = sent
-	return nil
 }
+
+// stampTries bounds stamp's attempts.
+const stampTries = 6
 
 // write is one versioned setData of our node, resynchronising the version
 // first when the last write's outcome is unknown. sent counts the setData.
