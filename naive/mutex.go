@@ -468,10 +468,10 @@ func newStamp() []byte {
 	return []byte(hex.EncodeToString(b))
 }
 
-// retryLater reports whether err means "not now" rather than "no".
+// retryLater reports whether err means "not now" rather than "no": a
+// request that failed for want of a connection, or a ctx that ended.
 func retryLater(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer)
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || zkop.Transient(err)
 }
 
 // wrap names the failed step; a ctx error is returned as it is.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"sync"
 	"time"
@@ -383,7 +382,7 @@ func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, versio
 	sid := m.conn.SessionID()
 	for {
 		st, err := m.client.Set(ctx, node, data, version)
-		if err == nil || !transient(err) || ctx.Err() != nil {
+		if err == nil || !zkop.Transient(err) || ctx.Err() != nil {
 			return st, err
 		}
 		st, applied, err := m.readBack(ctx, node, data, version, sid)
@@ -405,7 +404,7 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 		}
 		got, st, err := m.client.Get(ctx, node)
 		switch {
-		case err != nil && transient(err) && ctx.Err() == nil:
+		case err != nil && zkop.Transient(err) && ctx.Err() == nil:
 			// Still cut off: look again.
 		case err != nil:
 			return nil, false, err
@@ -420,16 +419,6 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 			return nil, false, fmt.Errorf("%w: the node is at version %d, we wrote at %d", zk.ErrBadVersion, st.Version, version)
 		}
 	}
-}
-
-// transient reports whether a request failed for want of a connection,
-// with its outcome unknown or not applied: the connection went while it
-// was in flight (ErrConnectionClosed, or the raw network error), no server
-// could be reached (ErrNoServer), or the session moved to another server.
-func transient(err error) bool {
-	var netErr net.Error
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
 }
 
 // sleep waits d or until ctx ends.

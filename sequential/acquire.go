@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 )
 
@@ -30,17 +30,6 @@ const (
 	maxParents  = 3 // creates that find the lock path missing
 	createFlags = zk.FlagEphemeral | zk.FlagSequence
 )
-
-// transient reports whether err means "not now": the connection went
-// while the request was in flight, or broke as it was written (the raw
-// network error), no server could be reached (while disconnected,
-// go-zookeeper fails its queued requests with ErrNoServer each time it
-// has tried every server in vain), or the session moved to another server.
-func transient(err error) bool {
-	var netErr net.Error
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
-}
 
 // backoff counts failures in a row and sleeps a little longer after each.
 type backoff struct{ n int }
@@ -129,7 +118,7 @@ func (m *Mutex) create(ctx context.Context, a *attempt) error {
 				return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 			}
 			continue
-		case transient(err), ctx.Err() != nil:
+		case zkop.Transient(err), ctx.Err() != nil:
 			a.unsure = true
 			if ctx.Err() != nil {
 				return fmt.Errorf("sequential: lock %s: %w", m.path, ctx.Err())
@@ -138,7 +127,7 @@ func (m *Mutex) create(ctx context.Context, a *attempt) error {
 				return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 			}
 			for names, err = m.findOurs(ctx, a.guid); err != nil; names, err = m.findOurs(ctx, a.guid) {
-				if !transient(err) || ctx.Err() != nil {
+				if !zkop.Transient(err) || ctx.Err() != nil {
 					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 				}
 				if err := b.pause(ctx, err, maxRetries, nil); err != nil {
@@ -198,7 +187,7 @@ func (m *Mutex) adopt(ctx context.Context, a *attempt, name string, b *backoff) 
 			return true, nil
 		case errors.Is(err, hold.ErrSessionExpired), errors.Is(err, hold.ErrNodeDeleted):
 			return false, nil
-		case transient(err) && ctx.Err() == nil:
+		case zkop.Transient(err) && ctx.Err() == nil:
 			if err := b.pause(ctx, err, maxRetries, nil); err != nil {
 				return false, fmt.Errorf("sequential: lock %s: %w", m.path, err)
 			}
@@ -230,7 +219,7 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 		if list {
 			var err error
 			if q, idx, err = m.position(ctx, a); err != nil {
-				if transient(err) && ctx.Err() == nil {
+				if zkop.Transient(err) && ctx.Err() == nil {
 					if err := b.pause(ctx, err, 0, a.mon); err != nil {
 						return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 					}
@@ -258,7 +247,7 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 			case errors.Is(err, zk.ErrNoNode):
 				list = true
 				continue
-			case transient(err) && ctx.Err() == nil:
+			case zkop.Transient(err) && ctx.Err() == nil:
 				if err := b.pause(ctx, err, 0, a.mon); err != nil {
 					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 				}
@@ -392,7 +381,7 @@ func (m *Mutex) position(ctx context.Context, a *attempt) ([]entry, int, error) 
 // is an ephemeral node of this session.
 func (m *Mutex) remove(ctx context.Context, a *attempt) error {
 	err := m.c.Delete(ctx, a.node, -1)
-	if err != nil && (transient(err) || ctx.Err() != nil) {
+	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
 		m.c.DeleteEventually(a.node, -1)
 		return nil
 	}
@@ -443,7 +432,7 @@ func (m *Mutex) abandon(ctx context.Context, a *attempt) {
 		switch {
 		case done:
 			return
-		case cctx.Err() == nil && !transient(err):
+		case cctx.Err() == nil && !zkop.Transient(err):
 			return // refused (no auth, session expired: its nodes are gone), not "not now"
 		case cctx.Err() != nil || b.pause(cctx, err, maxRetries, nil) != nil:
 			guid := a.guid

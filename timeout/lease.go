@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/oplog"
+	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/sequential"
 )
 
@@ -132,7 +132,7 @@ func (h *leaseHold) stamp(ctx context.Context) error {
 			h.lastOK = sent
 			return nil
 		}
-		if !transient(err) || tries == stampTries || ctx.Err() != nil {
+		if !zkop.Transient(err) || tries == stampTries || ctx.Err() != nil {
 			return err
 		}
 		t := time.NewTimer(pause)
@@ -257,7 +257,7 @@ func (h *leaseHold) drop() {
 	defer cancel()
 	h.m.drops.Add(1)
 	err := h.m.client.Delete(ctx, h.node, -1)
-	if err != nil && (transient(err) || ctx.Err() != nil) {
+	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
 		h.m.client.DeleteEventually(h.node, -1)
 	}
 }
@@ -423,19 +423,8 @@ func (c *checker) failed(ctx context.Context, what string, err error, onHead boo
 		return 0, fmt.Errorf("%w: %s: our node is gone: %w", ErrLockLost, what, err)
 	case errors.Is(err, zk.ErrBadVersion):
 		return relistSoon, nil // version re-read on the next call
-	case transient(err):
+	case zkop.Transient(err):
 		return retryAfter, nil
 	}
 	return 0, fmt.Errorf("timeout: lease check: %s: %w", what, err)
-}
-
-// transient reports whether a request failed for want of a connection
-// rather than being refused: the connection went while it was in flight
-// (go-zookeeper's ErrConnectionClosed, or the raw network error), no server
-// could be reached (ErrNoServer, once per round of dials), or the session
-// moved to another server.
-func transient(err error) bool {
-	var netErr net.Error
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
 }

@@ -98,17 +98,24 @@ func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int3
 	return err
 }
 
-// isTransient reports whether err says "not now" rather than "no".
-// Besides ErrConnectionClosed, go-zookeeper fails a request with
-// ErrNoServer when it was queued while disconnected and a whole round of
-// dials has failed, with the raw network error when writing it to a
-// connection that just broke, and with ErrSessionMoved when the session
-// has just moved to another server.
-func isTransient(err error) bool {
+// Transient reports whether a request failed for want of a connection,
+// its outcome unknown or not applied, rather than being refused: the
+// connection went while it was in flight (ErrConnectionClosed, or the raw
+// network error when it broke as the request was written), no server
+// could be reached (while disconnected, go-zookeeper fails its queued
+// requests with ErrNoServer each time it has tried every server in vain),
+// or the session moved to another server. The locks retry these.
+func Transient(err error) bool {
 	var netErr net.Error
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing) ||
-		errors.Is(err, zk.ErrNoServer) || errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
+}
+
+// isTransient is Transient for the background clean-up, which also
+// outlives a cancelled attempt and a connection that is closing.
+func isTransient(err error) bool {
+	return Transient(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, zk.ErrClosing)
 }
 
 // deleteOurs deletes path at version. Version -1 never means "any node":
