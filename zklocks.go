@@ -21,10 +21,11 @@ import "context"
 //
 // Done returns a channel that is closed when the current hold ends, either
 // because Unlock released it or because it was lost (node deleted, session
-// expired, or no contact with the ensemble for longer than the session
-// timeout). When the lock is not held Done returns a closed channel.
-// A closed Done is a hint that arrives late, never a guarantee that arrives
-// early: a paused process can go on believing it holds the lock.
+// expired, or cut off from the ensemble long enough that the servers may
+// expire the session: Done closes before they can, as long as the process
+// runs). When the lock is not held Done returns a closed channel. A closed
+// Done is a hint, not a guarantee: a paused process runs no code, and can
+// go on believing it holds the lock after the servers gave it away.
 type Locker interface {
 	Lock(ctx context.Context) error
 	TryLock(ctx context.Context) error
