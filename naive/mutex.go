@@ -249,7 +249,7 @@ func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 			}
 			return nil, fmt.Errorf("naive: create %s: the connection went before the answer, and the node can not be looked for: %w", m.path, err)
 		}
-		if err := sleep(ctx, pause); err != nil { // disconnected: give go-zookeeper time to reconnect
+		if err := zkop.Sleep(ctx, pause); err != nil { // disconnected: give go-zookeeper time to reconnect
 			m.drop(stamp, 0)
 			return nil, err
 		}
@@ -261,18 +261,6 @@ func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 // fail at once (a closed connection), a few seconds in an outage (each
 // read then waits for go-zookeeper's round of dials).
 const findOwnTries = 6
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
 
 // create sends the create of the lock node, stamped with a random id,
 // and waits for its answer or for ctx. On success it returns the session

@@ -396,7 +396,7 @@ func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, versio
 // once the connection is back, and says whether the write was applied.
 func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version int32, sid int64) (*zk.Stat, bool, error) {
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
-		if err := sleep(ctx, pause); err != nil {
+		if err := zkop.Sleep(ctx, pause); err != nil {
 			return nil, false, err
 		}
 		if m.conn.State() != zk.StateHasSession {
@@ -418,18 +418,6 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 		default:
 			return nil, false, fmt.Errorf("%w: the node is at version %d, we wrote at %d", zk.ErrBadVersion, st.Version, version)
 		}
-	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -135,11 +135,7 @@ func (h *leaseHold) stamp(ctx context.Context) error {
 		if !zkop.Transient(err) || tries == stampTries || ctx.Err() != nil {
 			return err
 		}
-		t := time.NewTimer(pause)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if zkop.Sleep(ctx, pause) != nil {
 			return err
 		}
 		pause = min(2*pause, 500*time.Millisecond)

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zklocks/zklocks/bench"
+	"github.com/zklocks/zklocks/internal/zkop"
 )
 
 // herdConfig says what playHerd runs.
@@ -287,7 +288,7 @@ func (r *herdRun) play(ctx context.Context) (sum herdSummary, err error) {
 // round lets the holder of prev keep the lock for the hold time, then
 // hands it off and reads the run at rest again.
 func (r *herdRun) round(ctx context.Context, round int, prev herdState) (herdRelease, herdState, error) {
-	if err := pause(ctx, r.cfg.Hold); err != nil {
+	if err := zkop.Sleep(ctx, r.cfg.Hold); err != nil {
 		return herdRelease{}, prev, err
 	}
 	own, err := r.handoff(ctx, prev.holder)
@@ -329,7 +330,7 @@ func (r *herdRun) queued(ctx context.Context, i int) error {
 		if n, ok := ownNode(r.cs[i].lock); !ok || n != "" {
 			return nil
 		}
-		if err := pause(ctx, time.Millisecond); err != nil {
+		if err := zkop.Sleep(ctx, time.Millisecond); err != nil {
 			return fmt.Errorf("c%d never joined the queue: %w", i+1, err)
 		}
 	}
@@ -406,16 +407,4 @@ func (r *herdRun) record(round int, own int64, prev, next herdState) (herdReleas
 	var err error
 	rel.Server, err = next.server.Since(prev.server)
 	return rel, err
-}
-
-// pause is the critical section: the holder keeps the lock for d.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

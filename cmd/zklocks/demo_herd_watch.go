@@ -21,6 +21,7 @@ import (
 	zkl "github.com/zklocks/zklocks" // named: the tests have a func zklocks
 	"github.com/zklocks/zklocks/bench"
 	"github.com/zklocks/zklocks/internal/ensemble"
+	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/naive"
 	"github.com/zklocks/zklocks/sequential"
 )
@@ -121,7 +122,7 @@ func removeWhenEmpty(ctx context.Context, conn *zk.Conn, p string) {
 	for {
 		_, _ = conn.Sync(p)
 		err := conn.Delete(p, -1)
-		if !errors.Is(err, zk.ErrNotEmpty) || pause(ctx, 20*time.Millisecond) != nil {
+		if !errors.Is(err, zk.ErrNotEmpty) || zkop.Sleep(ctx, 20*time.Millisecond) != nil {
 			return
 		}
 	}
@@ -175,7 +176,7 @@ func (r *herdRun) settle(ctx context.Context) (herdState, error) {
 			watches = w
 			break
 		}
-		if err := pause(ctx, 5*time.Millisecond); err != nil {
+		if err := zkop.Sleep(ctx, 5*time.Millisecond); err != nil {
 			return herdState{}, fmt.Errorf("waiting for every waiter's watch (4lw wchc): %w", err)
 		}
 	}
@@ -267,7 +268,7 @@ func catchUp(ctx context.Context, servers []string) error {
 		if !behind {
 			return nil
 		}
-		if err := pause(ctx, 2*time.Millisecond); err != nil {
+		if err := zkop.Sleep(ctx, 2*time.Millisecond); err != nil {
 			return fmt.Errorf("members catching up: %w", err)
 		}
 	}

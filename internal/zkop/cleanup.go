@@ -111,6 +111,19 @@ func Transient(err error) bool {
 		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
 }
 
+// Sleep waits d or until ctx ends, and then returns ctx's error: the pause
+// of the locks' retry loops.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // isTransient is Transient for the background clean-up, which also
 // outlives a cancelled attempt and a connection that is closing.
 func isTransient(err error) bool {
