@@ -253,12 +253,15 @@ func (c *cutoff) stop() {
 // long). A reconnection too brief for the ticks to see still moves the
 // first of these forward, through the lock's own requests.
 func (m *Monitor) lossAt(seen time.Time) time.Time {
-	st := m.c.SessionTimeout
-	heard := seen.Add(-m.pollEvery() - readTimeout(st))
-	if last := m.c.LastHeard(); last.After(heard) {
-		heard = last
+	return lossAt(seen, m.c.LastHeard(), m.c.SessionTimeout, m.pollEvery())
+}
+
+func lossAt(seen, lastHeard time.Time, sessionTimeout, poll time.Duration) time.Time {
+	heard := seen.Add(-poll - readTimeout(sessionTimeout))
+	if lastHeard.After(heard) {
+		heard = lastHeard
 	}
-	return heard.Add(st - st/10)
+	return heard.Add(sessionTimeout - sessionTimeout/10)
 }
 
 // onEvent classifies one watch event; nil means "still held, re-arm".

@@ -104,8 +104,12 @@ func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int3
 // network error when it broke as the request was written), no server
 // could be reached (while disconnected, go-zookeeper fails its queued
 // requests with ErrNoServer each time it has tried every server in vain),
-// or the session moved to another server. The locks retry these.
+// or the session moved to another server. The locks retry these. A ctx
+// that ended is not one, although context.DeadlineExceeded is a net.Error.
 func Transient(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
 	var netErr net.Error
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrSessionMoved) || errors.As(err, &netErr)
