@@ -262,35 +262,65 @@ func TestCutWaiter(t *testing.T) {
 	})
 }
 
-func testCutWaiterExpired(t *testing.T, v *variant) {
-	ctx := testCtx(t, 90*time.Second)
-	tp := newTape()
-	path := zktest.LockPath(t)
-	admin := zktest.Connect(t)
-	h := newClient(t, tp, v, path, "holder")
-	w := newClient(t, tp, v, path, "waiter", withTimeout(expiryTimeout), withCutter())
-	x := newClient(t, tp, v, path, "other")
-	sidW := w.conn.SessionID()
-	probe := zktest.NewSessionProbe(t, w.conn)
+// waiterScene is where the cut-waiter tests start: a holder, a waiter
+// queued behind it on a cuttable connection, and, when asked for, another
+// client queued behind the waiter.
+type waiterScene struct {
+	tp         *tape
+	path       string
+	admin      *zk.Conn
+	h, w, x    *client  // x is nil without the other client
+	hh         *holdRec // the holder's hold on the tape
+	sidW       int64
+	wres, xres <-chan locktest.LockResult
+}
 
-	if err := h.l.Lock(h.ctx(ctx)); err != nil {
+// newWaiterScene sets the scene: the holder holds, the waiter (session
+// timeout st) and the other client are queued, and the servers list their
+// watches.
+func newWaiterScene(t *testing.T, ctx context.Context, v *variant, st time.Duration, other bool) *waiterScene {
+	s := &waiterScene{tp: newTape(), path: zktest.LockPath(t), admin: zktest.Connect(t)}
+	s.h = newClient(t, s.tp, v, s.path, "holder")
+	s.w = newClient(t, s.tp, v, s.path, "waiter", withTimeout(st), withCutter())
+	if other {
+		s.x = newClient(t, s.tp, v, s.path, "other")
+	}
+	s.sidW = s.w.conn.SessionID()
+	if err := s.h.l.Lock(s.h.ctx(ctx)); err != nil {
 		t.Fatal(err)
 	}
-	hh := tp.enter(h)
-	wres := lockAsync(ctx, w)
-	waitQueued(t, admin, w)
-	xres := lockAsync(ctx, x)
-	waitQueued(t, admin, x)
+	s.hh = s.tp.enter(s.h)
+	s.wres = lockAsync(ctx, s.w)
+	waitQueued(t, s.admin, s.w)
+	if other {
+		s.xres = lockAsync(ctx, s.x)
+		waitQueued(t, s.admin, s.x)
+	}
+	return s
+}
+
+// cutAndRelease cuts the waiter off and has the holder release the lock
+// while it is away. It returns when the cut began.
+func (s *waiterScene) cutAndRelease(t *testing.T, ctx context.Context) time.Duration {
+	cutAt := s.tp.now()
+	s.w.cut.Cut()
+	s.tp.leave(s.hh, stillHeld)
+	if err := s.h.l.Unlock(s.h.ctx(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	return cutAt
+}
+
+func testCutWaiterExpired(t *testing.T, v *variant) {
+	ctx := testCtx(t, 90*time.Second)
+	s := newWaiterScene(t, ctx, v, expiryTimeout, true)
+	tp, path, admin, w, x, sidW, wres, xres := s.tp, s.path, s.admin, s.w, s.x, s.sidW, s.wres, s.xres
+	probe := zktest.NewSessionProbe(t, w.conn)
 
 	// The waiter drops off the network; while it is away the holder
 	// releases, the waiter's session expires, and the other client takes
 	// the lock.
-	cutAt := tp.now()
-	w.cut.Cut()
-	tp.leave(hh, stillHeld)
-	if err := h.l.Unlock(h.ctx(ctx)); err != nil {
-		t.Fatal(err)
-	}
+	cutAt := s.cutAndRelease(t, ctx)
 	probe.WaitExpired(t, admin, 2*w.st+10*time.Second)
 	xr := locktest.AwaitLock(t, xres, 10*time.Second, "other")
 	if xr.Err != nil {
@@ -347,29 +377,9 @@ func testCutWaiterExpired(t *testing.T, v *variant) {
 func testCutWaiterSurvived(t *testing.T, v *variant) {
 	const st, cut = 4 * time.Second, 300 * time.Millisecond
 	ctx := testCtx(t, 90*time.Second)
-	tp := newTape()
-	path := zktest.LockPath(t)
-	admin := zktest.Connect(t)
-	h := newClient(t, tp, v, path, "holder")
-	w := newClient(t, tp, v, path, "waiter", withTimeout(st), withCutter())
-	x := newClient(t, tp, v, path, "other")
-	sidW := w.conn.SessionID()
-
-	if err := h.l.Lock(h.ctx(ctx)); err != nil {
-		t.Fatal(err)
-	}
-	hh := tp.enter(h)
-	wres := lockAsync(ctx, w)
-	waitQueued(t, admin, w)
-	xres := lockAsync(ctx, x)
-	waitQueued(t, admin, x)
-
-	cutAt := tp.now()
-	w.cut.Cut()
-	tp.leave(hh, stillHeld)
-	if err := h.l.Unlock(h.ctx(ctx)); err != nil {
-		t.Fatal(err)
-	}
+	s := newWaiterScene(t, ctx, v, st, true)
+	tp, path, admin, w, x, sidW, wres, xres := s.tp, s.path, s.admin, s.w, s.x, s.sidW, s.wres, s.xres
+	cutAt := s.cutAndRelease(t, ctx)
 	time.Sleep(cut)
 	healAt := tp.now()
 	w.cut.Heal()
@@ -424,26 +434,9 @@ func testCutWaiterSurvived(t *testing.T, v *variant) {
 func testCutWaiterAlone(t *testing.T, v *variant) {
 	const st, cut = 4 * time.Second, 300 * time.Millisecond
 	ctx := testCtx(t, 60*time.Second)
-	tp := newTape()
-	path := zktest.LockPath(t)
-	admin := zktest.Connect(t)
-	h := newClient(t, tp, v, path, "holder")
-	w := newClient(t, tp, v, path, "waiter", withTimeout(st), withCutter())
-	sidW := w.conn.SessionID()
-
-	if err := h.l.Lock(h.ctx(ctx)); err != nil {
-		t.Fatal(err)
-	}
-	hh := tp.enter(h)
-	wres := lockAsync(ctx, w)
-	waitQueued(t, admin, w)
-
-	cutAt := tp.now()
-	w.cut.Cut()
-	tp.leave(hh, stillHeld)
-	if err := h.l.Unlock(h.ctx(ctx)); err != nil {
-		t.Fatal(err)
-	}
+	s := newWaiterScene(t, ctx, v, st, false)
+	tp, path, admin, w, sidW, wres := s.tp, s.path, s.admin, s.w, s.sidW, s.wres
+	cutAt := s.cutAndRelease(t, ctx)
 	time.Sleep(cut)
 	healAt := tp.now()
 	w.cut.Heal()
