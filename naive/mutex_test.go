@@ -245,12 +245,8 @@ func TestNotesReleaseDeletesAnotherClientsLock(t *testing.T) {
 	if err := oldHolder.Delete(path, -1); err != nil { // the notes' releaseDistributedLock
 		t.Fatalf("delete(path, -1): %v", err)
 	}
-	select {
-	case <-b.Done():
-		t.Log("delete with version -1 removed another client's lock: the holder b lost it")
-	case <-time.After(zktest.DefaultSessionTimeout + time.Second):
-		t.Fatal("b: Done() not closed after its node was deleted")
-	}
+	locktest.RequireClosedWithin(t, b.Done(), zktest.DefaultSessionTimeout+time.Second, "b, after its node was deleted")
+	t.Log("delete with version -1 removed another client's lock: the holder b lost it")
 	mustSync(t, admin, path)
 	if ok, _, _ := admin.Exists(path); ok {
 		t.Fatal("lock node still exists")

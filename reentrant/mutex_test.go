@@ -66,15 +66,6 @@ func theNode(t *testing.T, raw *zk.Conn, path string) (string, reentrant.Holder,
 	return kids[0], h, stat
 }
 
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 // contender adapts a Mutex to the conformance suite, which knows nothing
 // of owners: each contender the suite makes is one Mutex with an owner of
 // its own, injected into every call. A second Lock by the same contender
@@ -199,7 +190,7 @@ func TestNestedDepth10(t *testing.T) {
 			} else {
 				assert.Zero(t, h.Count, "InMemory writes no count")
 			}
-			assert.False(t, isClosed(m.Done()))
+			assert.False(t, locktest.IsClosed(m.Done()))
 			return n, m.Token()
 		}
 
@@ -216,7 +207,7 @@ func TestNestedDepth10(t *testing.T) {
 		}
 		require.NoError(t, m.Unlock(ctx))
 		assert.Empty(t, zktest.Children(t, raw, path), "released at zero")
-		assert.True(t, isClosed(done), "Done closes at the last Unlock")
+		assert.True(t, locktest.IsClosed(done), "Done closes at the last Unlock")
 		assert.Zero(t, m.Token())
 		assert.Zero(t, m.Count(ctx))
 		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
@@ -419,14 +410,10 @@ func TestReentryAfterLoss(t *testing.T) {
 		oldNode, _, _ := theNode(t, raw, path)
 		require.NoError(t, raw.Delete(path+"/"+oldNode, -1))
 
-		select {
-		case <-done:
-		case <-time.After(zktest.DefaultSessionTimeout + time.Second):
-			t.Fatal("Done not closed after our node was deleted")
-		}
+		locktest.RequireClosedWithin(t, done, zktest.DefaultSessionTimeout+time.Second, "after our node was deleted")
 		assert.Zero(t, m.Count(ctx), "the count went with the hold")
 		assert.Equal(t, oldToken, m.Token(), "the lost hold keeps its token until its Unlocks report the loss")
-		assert.True(t, isClosed(m.Done()))
+		assert.True(t, locktest.IsClosed(m.Done()))
 
 		// The next Lock does not resurrect the old hold: new node, new token, depth 1.
 		require.NoError(t, m.Lock(ctx))
@@ -434,7 +421,7 @@ func TestReentryAfterLoss(t *testing.T) {
 		assert.NotEqual(t, oldNode, newNode)
 		assert.Greater(t, m.Token(), oldToken)
 		assert.Equal(t, 1, m.Count(ctx))
-		assert.False(t, isClosed(m.Done()))
+		assert.False(t, locktest.IsClosed(m.Done()))
 
 		// Innermost first: this Unlock belongs to the new hold.
 		require.NoError(t, m.Unlock(ctx))
@@ -466,11 +453,7 @@ func TestSessionExpiryAtDepth(t *testing.T) {
 		}
 		done, token := m.Done(), m.Token()
 		zktest.ExpireSession(t, conn)
-		select {
-		case <-done:
-		case <-time.After(3 * time.Second):
-			t.Fatal("Done not closed after the session expired")
-		}
+		locktest.RequireClosedWithin(t, done, 3*time.Second, "after the session expired")
 		assert.Zero(t, m.Count(ctx))
 		for i := range 3 {
 			assert.Equal(t, token, m.Token(), "Token before owed Unlock %d: the lost hold's", i+1)
@@ -555,7 +538,7 @@ func TestCountWriteSurvivesBlip(t *testing.T) {
 		require.NoError(t, step.call(ctx), step.name)
 		assert.Equal(t, step.depth, m.Count(ctx), "%s: depth", step.name)
 		assert.Equal(t, token, m.Token(), "%s: the hold keeps its token", step.name)
-		assert.False(t, isClosed(done), "%s: the hold goes on", step.name)
+		assert.False(t, locktest.IsClosed(done), "%s: the hold goes on", step.name)
 		n, h, _ := theNode(t, raw, path)
 		assert.Equal(t, node, n, "%s: the hold keeps its node", step.name)
 		assert.Equal(t, step.depth, h.Count, "%s: count in the node", step.name)

@@ -345,11 +345,7 @@ func TestLossAndUnlock(t *testing.T) {
 	require.NoError(t, h.m.Lock(ctx))
 	require.NoError(t, h.m.Err())
 	require.NoError(t, admin.Delete(h.m.Node(), -1))
-	select {
-	case <-h.m.Done():
-	case <-time.After(sessionTimeout + time.Second):
-		t.Fatal("Done not closed after the node was deleted")
-	}
+	locktest.RequireClosedWithin(t, h.m.Done(), sessionTimeout+time.Second, "after the node was deleted")
 	require.ErrorIs(t, h.m.Err(), sequential.ErrLockLost)
 	require.ErrorIs(t, h.m.Err(), hold.ErrNodeDeleted)
 	require.ErrorIs(t, h.m.Lock(ctx), sequential.ErrAlreadyLocked, "Unlock must come first")

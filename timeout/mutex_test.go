@@ -51,15 +51,6 @@ func lockAsync(ctx context.Context, m *timeout.Mutex) <-chan error {
 	return ch
 }
 
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 // synced makes raw's server catch up with the leader on path first:
 // ZooKeeper promises read-your-writes only within a session, and the
 // tests read with a plain client what the locks wrote with theirs.
@@ -248,7 +239,7 @@ func TestTimeoutWhileQueuedLeavesNoNode(t *testing.T) {
 	require.NoError(t, holder.Unlock(ctx))
 	require.NoError(t, w.LockTimeout(ctx, wait))
 	time.Sleep(2 * bound)
-	assert.False(t, isClosed(w.Done()))
+	assert.False(t, locktest.IsClosed(w.Done()))
 	require.NoError(t, w.Unlock(ctx))
 	assert.Empty(t, children(t, raw, path))
 }
@@ -321,7 +312,7 @@ func TestRenewalKeepsSlowHolder(t *testing.T) {
 
 	time.Sleep(3 * lease)
 
-	assert.False(t, isClosed(a.Done()), "holder lost the lock")
+	assert.False(t, locktest.IsClosed(a.Done()), "holder lost the lock")
 	assert.NoError(t, a.Err())
 	assert.Equal(t, tok, a.Token())
 	stillWaiting(t, bRes, "b")
@@ -417,7 +408,7 @@ func TestStoppedRenewalIsEvicted(t *testing.T) {
 	assert.ErrorIs(t, a.Unlock(ctx), timeout.ErrNotLocked)
 
 	bNode := b.Node()
-	assert.False(t, isClosed(b.Done()))
+	assert.False(t, locktest.IsClosed(b.Done()))
 	require.NoError(t, b.Unlock(ctx))
 	assert.Empty(t, children(t, raw, path))
 
@@ -512,7 +503,7 @@ func TestEvictionRaceHasOneWinner(t *testing.T) {
 		won += w.Evictions()
 	}
 	assert.EqualValues(t, 1, won, "the new holder renews and must not be evicted")
-	assert.True(t, isClosed(a.Done()))
+	assert.True(t, locktest.IsClosed(a.Done()))
 	evicts := slices.DeleteFunc(logs.Msgs(), func(m string) bool { return m != oplog.MsgEvict })
 	assert.Len(t, evicts, 1, "evict events in the waiters' log")
 
@@ -556,7 +547,7 @@ func TestSkewedLocalClockChangesNothing(t *testing.T) {
 
 			time.Sleep(2 * lease)
 			stillWaiting(t, bRes, "waiter")
-			assert.False(t, isClosed(a.Done()))
+			assert.False(t, locktest.IsClosed(a.Done()))
 
 			run := pauseAndMeasure(t, raw, a, b, bRes)
 			t.Logf("holder clock %+v, waiter clock %+v: evicted %v after the lease ran out", tc.holder, tc.waiter, run.late)
@@ -625,7 +616,7 @@ func TestNoLeaseHolderIsNotEvicted(t *testing.T) {
 	w := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
 	assert.ErrorIs(t, w.LockTimeout(ctx, 3*lease), timeout.ErrWaitTimeout)
 	assert.Zero(t, w.Evictions())
-	assert.False(t, isClosed(seq.Done()))
+	assert.False(t, locktest.IsClosed(seq.Done()))
 	require.NoError(t, seq.Unlock(ctx))
 
 	plain := newMutex(t, zktest.Connect(t), path)

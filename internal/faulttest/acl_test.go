@@ -79,7 +79,7 @@ func TestACL(t *testing.T) {
 				t.Logf("bob: Lock failed after %v: %v", time.Since(start).Round(time.Millisecond), berr)
 			}
 
-			if isClosed(alice.l.Done()) {
+			if locktest.IsClosed(alice.l.Done()) {
 				t.Error("alice: Done closed by bob's attempts")
 			}
 			if len(ownNodes(t, alice.conn, alice, alice.conn.SessionID())) != 1 {

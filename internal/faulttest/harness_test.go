@@ -522,15 +522,6 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
 // forEachVariant runs fn as a subtest per variant, all at once. The
 // subtests wait on the network and on ZooKeeper, not on the CPU, so they
 // are not held to go test's -parallel limit (GOMAXPROCS), which would run

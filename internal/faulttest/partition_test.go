@@ -206,7 +206,7 @@ func testCutHolder(t *testing.T, mode string, cutOff func(*zktest.Cutter)) {
 		probe.WaitExpired(t, admin, 2*h.st+10*time.Second)
 		h.cut.Heal()
 		waitSessionEnded(t, h, sidH, 10*time.Second)
-		if !isClosed(h.l.Done()) {
+		if !locktest.IsClosed(h.l.Done()) {
 			t.Error("holder: Done open after it reconnected with a new session")
 		}
 		tp.leave(hh, hDone)
@@ -218,7 +218,7 @@ func testCutHolder(t *testing.T, mode string, cutOff func(*zktest.Cutter)) {
 		if !errors.Is(werr, fence.ErrStaleToken) {
 			t.Errorf("holder's late write: %v; want %v", werr, fence.ErrStaleToken)
 		}
-		if isClosed(w.l.Done()) {
+		if locktest.IsClosed(w.l.Done()) {
 			t.Error("waiter: Done closed after the old holder came back")
 		}
 		if len(ownNodes(t, admin, w, w.conn.SessionID())) != 1 {

@@ -117,7 +117,7 @@ func childMain() int {
 	// In the critical section, about to write: the parent freezes us here.
 	<-cont
 	resumed := time.Now()
-	msg := childMsg{Event: "resumed", DoneAtResume: isClosed(done), DoneAfterNs: -1}
+	msg := childMsg{Event: "resumed", DoneAtResume: locktest.IsClosed(done), DoneAfterNs: -1}
 	doneAt := make(chan time.Time, 1)
 	go func() { <-done; doneAt <- time.Now() }()
 	if err := store.Write(token, "A", "A's update"); err != nil {
@@ -310,7 +310,7 @@ func testPausedHolder(t *testing.T, v *variant, mode fence.Mode) {
 	if !res.UnlockLost {
 		t.Errorf("A: Unlock after the pause: %q; want %v or %v", res.UnlockErr, v.errs.Lost, v.errs.NotLocked)
 	}
-	if isClosed(b.l.Done()) {
+	if locktest.IsClosed(b.l.Done()) {
 		t.Error("B: Done closed after A came back")
 	}
 	tp.leave(bh, stillHeld)

@@ -34,7 +34,7 @@ func (s *suite) testTryLock(t *testing.T) {
 	if tok := b.l.Token(); tok != 0 {
 		t.Errorf("b: Token() = %d after a failed TryLock, want 0", tok)
 	}
-	if !isClosed(b.l.Done()) {
+	if !IsClosed(b.l.Done()) {
 		t.Errorf("b: Done() open after a failed TryLock, want closed")
 	}
 	s.requireNoNodes(t, a.conn, path, b, "a failed TryLock")
@@ -137,7 +137,7 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 				t.Fatalf("b: Lock: %v, want %v", r.Err, tc.want)
 			}
 			s.requireNoNodes(t, a.conn, path, b, "b's ctx ended while it waited")
-			if isClosed(a.l.Done()) {
+			if IsClosed(a.l.Done()) {
 				t.Fatal("a: Done() closed: b's cancelled Lock disturbed a's hold")
 			}
 			s.requireNodes(t, a.conn, path, a.sid, "a's hold after b gave up")
@@ -199,7 +199,7 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 		switch {
 		case r.Err == nil:
 			won++
-			if isClosed(b.l.Done()) {
+			if IsClosed(b.l.Done()) {
 				t.Fatalf("iteration %d (cancel after %v): Lock succeeded but Done() is closed", i, delay)
 			}
 			if b.l.Token() <= 0 {

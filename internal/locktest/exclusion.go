@@ -64,7 +64,7 @@ func (s *suite) testMutualExclusion(t *testing.T) {
 				if c.l.Token() <= 0 {
 					return fmt.Errorf("Token() = %d while held", c.l.Token())
 				}
-				if isClosed(c.l.Done()) {
+				if IsClosed(c.l.Done()) {
 					return fmt.Errorf("Done() closed while held")
 				}
 				_, _, err := c.conn.Exists(path)

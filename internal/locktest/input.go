@@ -90,7 +90,7 @@ func (s *suite) testNotLocked(t *testing.T) {
 	if err := b.l.Unlock(ctx); !errors.Is(err, want) {
 		t.Errorf("Unlock after a failed TryLock: %v, want %v", err, want)
 	}
-	if isClosed(a.l.Done()) {
+	if IsClosed(a.l.Done()) {
 		t.Fatal("a: Done() closed after b's Unlock calls")
 	}
 	s.requireNodes(t, a.conn, path, a.sid, "a's hold after b's Unlock calls")
@@ -161,9 +161,9 @@ func (s *suite) testAlreadyLocked(t *testing.T) {
 		if err := a.l.TryLock(ctx); !errors.Is(err, want) {
 			t.Errorf("TryLock while held: %v, want %v", err, want)
 		}
-		if isClosed(a.l.Done()) || a.l.Token() != token {
+		if IsClosed(a.l.Done()) || a.l.Token() != token {
 			t.Fatalf("the hold changed after the refused calls: Done closed=%v, token %d -> %d",
-				isClosed(a.l.Done()), token, a.l.Token())
+				IsClosed(a.l.Done()), token, a.l.Token())
 		}
 	}
 
@@ -199,7 +199,7 @@ func (s *suite) holderLocksAgain(t *testing.T, ctx context.Context, path string,
 		if tok := a.l.Token(); tok != token {
 			t.Errorf("%s: Token() = %d, want the hold's %d", when, tok, token)
 		}
-		if isClosed(done) || isClosed(a.l.Done()) {
+		if IsClosed(done) || IsClosed(a.l.Done()) {
 			t.Fatalf("%s: Done() closed; the hold must go on", when)
 		}
 		if now := s.requireNodes(t, a.conn, path, a.sid, when); !slices.Equal(now, node) {
@@ -219,7 +219,7 @@ func (s *suite) holderLocksAgain(t *testing.T, ctx context.Context, path string,
 		same(fmt.Sprintf("after inner Unlock %d of 2", i+1))
 	}
 	mustUnlock(t, ctx, "a (last)", a.l)
-	if !isClosed(done) {
+	if !IsClosed(done) {
 		t.Error("Done() still open after the last Unlock")
 	}
 	if tok := a.l.Token(); tok != 0 {

@@ -76,7 +76,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 					t.Fatalf("delete %s: %v", n, err)
 				}
 			}
-			requireClosedWithin(t, c.l.Done(), SessionTimeout+lossSlack, "after the node was deleted")
+			RequireClosedWithin(t, c.l.Done(), SessionTimeout+lossSlack, "after the node was deleted")
 			if err := c.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
 				t.Fatalf("Unlock after the loss: %v, want %v", err, s.v.Errors.Lost)
 			}

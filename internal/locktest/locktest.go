@@ -373,7 +373,7 @@ func (s *suite) waitQueued(t *testing.T, ctx context.Context, admin *zk.Conn, pa
 }
 
 // requireClosedWithin fails the test unless ch closes within d.
-func requireClosedWithin(t *testing.T, ch <-chan struct{}, d time.Duration, what string) time.Duration {
+func RequireClosedWithin(t *testing.T, ch <-chan struct{}, d time.Duration, what string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	select {
@@ -385,7 +385,8 @@ func requireClosedWithin(t *testing.T, ch <-chan struct{}, d time.Duration, what
 	}
 }
 
-func isClosed(ch <-chan struct{}) bool {
+// IsClosed reports whether ch (a Done channel) is closed, without waiting.
+func IsClosed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true

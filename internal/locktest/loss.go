@@ -39,13 +39,13 @@ func (s *suite) testCrashRelease(t *testing.T) {
 		}
 		// The holder has been cut off for longer than its session timeout
 		// by now, so it must know it lost the lock.
-		requireClosedWithin(t, h.l.Done(), ExpirySessionTimeout+lossSlack, "holder after its session expired")
+		RequireClosedWithin(t, h.l.Done(), ExpirySessionTimeout+lossSlack, "holder after its session expired")
 
 		cutter.Heal()
 		if err := h.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
 			t.Errorf("holder: Unlock after its session expired: %v, want %v", err, s.v.Errors.Lost)
 		}
-		if isClosed(w.l.Done()) {
+		if IsClosed(w.l.Done()) {
 			t.Fatal("waiter: Done() closed after the old holder's Unlock")
 		}
 		s.requireNodes(t, w.conn, path, w.sid, "waiter's hold after the old holder's Unlock")
@@ -67,7 +67,7 @@ func (s *suite) testCrashRelease(t *testing.T) {
 			t.Fatalf("waiter: Lock after the holder closed its connection: %v", r.Err)
 		}
 		t.Logf("waiter acquired %v after the holder's conn.Close()", r.At.Sub(closedAt).Round(time.Millisecond))
-		requireClosedWithin(t, h.l.Done(), SessionTimeout+lossSlack, "holder after conn.Close()")
+		RequireClosedWithin(t, h.l.Done(), SessionTimeout+lossSlack, "holder after conn.Close()")
 		if err := h.l.Unlock(ctx); err == nil {
 			t.Error("holder: Unlock on a closed connection succeeded; want an error")
 		}
@@ -92,9 +92,9 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 				t.Fatalf("admin: delete %s: %v", n, err)
 			}
 		}
-		took := requireClosedWithin(t, done, SessionTimeout+lossSlack, "holder after its node was deleted")
+		took := RequireClosedWithin(t, done, SessionTimeout+lossSlack, "holder after its node was deleted")
 		t.Logf("Done() closed %v after the node was deleted", took.Round(time.Millisecond))
-		if !isClosed(h.l.Done()) {
+		if !IsClosed(h.l.Done()) {
 			t.Error("holder: Done() open after the loss, want a closed channel")
 		}
 
@@ -117,7 +117,7 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 		if tok := h.l.Token(); tok != 0 {
 			t.Errorf("holder: Token() = %d after Unlock reported the loss, want 0", tok)
 		}
-		if isClosed(o.l.Done()) {
+		if IsClosed(o.l.Done()) {
 			t.Fatal("other: Done() closed after the old holder's Unlock")
 		}
 		s.requireNodes(t, admin, path, o.sid, "the new holder's node after the old holder's Unlock")
@@ -161,19 +161,19 @@ func (s *suite) testDoneOnUnlock(t *testing.T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	c := s.newClient(t, path, 0)
-	if !isClosed(c.l.Done()) {
+	if !IsClosed(c.l.Done()) {
 		t.Error("Done() before any Lock is open, want a closed channel")
 	}
 	mustLock(t, ctx, "c", c.l)
 	done := c.l.Done()
-	if isClosed(done) {
+	if IsClosed(done) {
 		t.Fatal("Done() closed right after Lock")
 	}
 	mustUnlock(t, ctx, "c", c.l)
-	if !isClosed(done) {
+	if !IsClosed(done) {
 		t.Error("the hold's Done() still open after Unlock returned")
 	}
-	if !isClosed(c.l.Done()) {
+	if !IsClosed(c.l.Done()) {
 		t.Error("Done() after Unlock is open, want a closed channel")
 	}
 	if tok := c.l.Token(); tok != 0 {
