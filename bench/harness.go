@@ -477,7 +477,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.Acquisitions = int64(len(holds))
 	res.Holds = len(holds)
 
-	// Nothing of the lock may be left behind.
+	// Nothing of the lock may be left behind. The sync first: admin may
+	// talk to a follower that has not applied the last release yet.
+	_, _ = admin.Sync(lockPath)
 	if cfg.Variant.NodeAtPath {
 		if ok, _, err := admin.Exists(lockPath); err == nil && ok {
 			return res, fmt.Errorf("bench: %s left its lock node %s behind", cfg.Variant.Name, lockPath)

@@ -263,6 +263,12 @@ func (c *client) sessionEnded(sid int64) bool {
 // lockNodes lists the lock nodes of v on path: the path itself (naive)
 // or its children (the queue family).
 func lockNodes(conn *zk.Conn, v *variant, path string) ([]string, error) {
+	// conn may be served by a follower that has not yet applied a create
+	// the client under test has already seen succeed; the sync makes the
+	// listing include every write committed before it.
+	if _, err := conn.Sync(path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("sync %s: %w", path, err)
+	}
 	if v.layout == locktest.NodeAtPath {
 		ok, _, err := conn.Exists(path)
 		if err != nil || !ok {

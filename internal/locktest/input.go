@@ -58,6 +58,9 @@ func (s *suite) testBadInput(t *testing.T) {
 	})
 
 	for _, p := range []string{base, "/zookeeperx", "/zookeeper-locks"} {
+		if err := syncPath(admin, p); err != nil {
+			t.Fatal(err)
+		}
 		if ok, _, err := admin.Exists(p); err != nil || ok {
 			t.Errorf("New created %s (exists=%v, %v); it must not send anything to ZooKeeper", p, ok, err)
 		}
