@@ -103,11 +103,14 @@
 // The create that would take the lock can be answered by a broken
 // connection (zk.ErrConnectionClosed) after the servers applied it. The
 // lock path can not tell us whether the node there is ours, but the random
-// id in its data can: Lock returns the error, and a background clean-up
-// deletes the node if it carries our id. (This is the naive recipe's
+// id in its data can: once the client is back, Lock syncs, reads the node,
+// and holds the lock if the node carries the id of this call and belongs
+// to the current session. Every create of one call carries the same id, so
+// a create that the look missed (or that was applied late) is recognised
+// when the next create finds the path taken. (This is the naive recipe's
 // version of the GUID that the sequential recipe puts in its node names.)
-// The same clean-up removes the node of a create whose answer arrived after
-// ctx ended.
+// When Lock gives up instead, or a create's answer arrives after ctx
+// ended, a background clean-up deletes the node if it carries the id.
 //
 // ZooKeeper can not make a delete conditional on the node's owner. Unlock
 // checks owner and czxid with a read, then deletes at the version read; if,

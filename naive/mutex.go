@@ -185,14 +185,24 @@ func (m *Mutex) logAcquire(ctx context.Context, h *holding, start time.Time) *op
 }
 
 // obtain is the recipe: create, or watch and retry.
+//
+// One stamp serves every create of the call. After a create whose outcome
+// is unknown (unsure), a node that exists may be that very create, applied
+// late or missed by the look that followed it: a NodeExists then looks at
+// the node before it waits, or it would wait for its own node to go.
 func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
-	madeParents := false
+	madeParents, unsure := false, false
+	stamp := newStamp()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		stamp := newStamp()
 		sid, err := m.create(ctx, stamp)
+		if errors.Is(err, zk.ErrNodeExists) && unsure {
+			if h, ferr := m.findOwn(ctx, stamp); h != nil || ferr != nil {
+				return h, ferr
+			}
+		}
 		switch {
 		case err == nil:
 			return m.claim(ctx, stamp, sid)
@@ -212,6 +222,7 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 		case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer):
 			// The create may have been applied and only its answer lost
 			// (ErrNoServer: it was never sent, and the look says so).
+			unsure = true
 			h, ferr := m.findOwn(ctx, stamp)
 			if h != nil || ferr != nil {
 				return h, ferr
@@ -234,7 +245,7 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 	pause := 20 * time.Millisecond
 	for tries := 1; ; tries++ {
-		data, stat, err := m.client.Get(ctx, m.path)
+		data, stat, err := m.look(ctx)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil, nil
@@ -255,6 +266,16 @@ func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 		}
 		pause = min(2*pause, 500*time.Millisecond)
 	}
+}
+
+// look reads the lock node after a sync. The client never saw the answer
+// to the create it is looking for, so the server it has reconnected to
+// may not have applied that create yet; the sync makes it catch up.
+func (m *Mutex) look(ctx context.Context) ([]byte, *zk.Stat, error) {
+	if err := m.client.Sync(ctx, m.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, nil, err
+	}
+	return m.client.Get(ctx, m.path)
 }
 
 // findOwnTries bounds findOwn: with its pauses, about a second when reads
@@ -432,7 +453,7 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 // connection's current session. A node that is gone or not ours ends it.
 func (m *Mutex) drop(stamp []byte, czxid int64) {
 	m.client.Eventually(func(ctx context.Context) (bool, error) {
-		data, stat, err := m.client.Get(ctx, m.path)
+		data, stat, err := m.look(ctx)
 		if err == nil {
 			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != m.client.Conn.SessionID() {
 				return true, nil
@@ -449,7 +470,7 @@ func (m *Mutex) drop(stamp []byte, czxid int64) {
 	})
 }
 
-// newStamp returns a random id for one create.
+// newStamp returns a random id for the creates of one Lock or TryLock.
 func newStamp() []byte {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b) // never fails (crypto/rand since Go 1.24)

@@ -155,7 +155,13 @@ func (m *Mutex) create(ctx context.Context, a *attempt) error {
 }
 
 // findOurs lists the lock path's children that carry guid, in queue order.
+// It syncs first: it looks for creates whose answer the client never saw,
+// so the server it talks to now may not have applied them yet, and a
+// clean-up (sweep) that missed one would leave it for the whole session.
 func (m *Mutex) findOurs(ctx context.Context, guid string) ([]string, error) {
+	if err := m.c.Sync(ctx, m.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, err
+	}
 	kids, err := m.c.Children(ctx, m.path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil

@@ -25,13 +25,21 @@ const (
 	// dropReply: the server applies the create, and the connection breaks
 	// before its answer reaches the client.
 	dropReply
+	// dropReplyStaleLook: as dropReply, and the client's first read of
+	// the lock path after that (its look for the create) is answered
+	// NoNode, as a follower that has not applied the create yet would
+	// answer a read without a sync before it.
+	dropReplyStaleLook
 )
 
 func (m dropMode) String() string {
-	if m == dropRequest {
+	switch m {
+	case dropRequest:
 		return "request-lost"
+	case dropReply:
+		return "reply-lost"
 	}
-	return "reply-lost"
+	return "reply-lost-stale-look"
 }
 
 // errDropped is what the client's connection reports when the dropper
@@ -42,9 +50,17 @@ var errDropped = errors.New("faulttest: connection dropped around a create")
 // [length][xid][opcode][body] and a reply [length][xid][zxid][err][body];
 // a create's body starts with its path, [length][bytes].
 const (
-	opCreate  = 1
-	opCreate2 = 15
+	opCreate       = 1
+	opExists       = 3
+	opGetData      = 4
+	opGetChildren  = 8
+	opGetChildren2 = 12
+	opCreate2      = 15
 )
+
+// errNoNode is the reply code of ZooKeeper's NoNode error (a variable:
+// the negative code goes on the wire as its two's complement).
+var errNoNode int32 = -101
 
 // dropper is a zk.Dialer whose connections break once, around a create
 // whose path match accepts: the first such request (dropRequest), or the
@@ -52,6 +68,7 @@ const (
 type dropper struct {
 	mode  dropMode
 	match func(path string) bool
+	look  string // dropReplyStaleLook: the path whose first read is answered NoNode
 
 	// hold, when set, keeps a dropReply connection waiting, its reply
 	// already intercepted, until hold is closed; intercepted is closed
@@ -62,6 +79,7 @@ type dropper struct {
 	mu      sync.Mutex
 	armed   bool
 	fired   bool
+	staled  bool // the stale answer has been given
 	firedCh chan struct{}
 }
 
@@ -102,6 +120,24 @@ func (d *dropper) fire() {
 	}
 }
 
+// staleLook reports whether a read of path is the one to answer NoNode,
+// and if so counts it as given.
+func (d *dropper) staleLook(path string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.mode != dropReplyStaleLook || !d.fired || d.staled || path != d.look {
+		return false
+	}
+	d.staled = true
+	return true
+}
+
+func (d *dropper) gaveStale() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.staled
+}
+
 func (d *dropper) hasFired() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -117,6 +153,7 @@ type dropConn struct {
 
 	mu      sync.Mutex
 	pending map[int32]bool // xids of matching creates in flight
+	stale   map[int32]bool // xid of the read to answer NoNode
 	rbuf    []byte
 }
 
@@ -129,7 +166,13 @@ func (c *dropConn) Write(p []byte) (int, error) {
 		xid := int32(binary.BigEndian.Uint32(p[4:8]))
 		op := int32(binary.BigEndian.Uint32(p[8:12]))
 		plen := int(int32(binary.BigEndian.Uint32(p[12:16])))
-		if (op == opCreate || op == opCreate2) && plen >= 0 && 16+plen <= len(p) && c.d.matches(string(p[16:16+plen])) {
+		isPath := plen >= 0 && 16+plen <= len(p)
+		if isPath && isRead(op) && c.d.staleLook(string(p[16:16+plen])) {
+			c.mu.Lock()
+			c.stale = map[int32]bool{xid: true}
+			c.mu.Unlock()
+		}
+		if (op == opCreate || op == opCreate2) && isPath && c.d.matches(string(p[16:16+plen])) {
 			switch c.d.mode {
 			case dropRequest:
 				if c.d.take() {
@@ -137,7 +180,7 @@ func (c *dropConn) Write(p []byte) (int, error) {
 					c.d.fire()
 					return len(p), nil // "sent"; the reply will never come
 				}
-			case dropReply:
+			case dropReply, dropReplyStaleLook:
 				c.mu.Lock()
 				if c.pending == nil {
 					c.pending = map[int32]bool{}
@@ -171,9 +214,16 @@ func (c *dropConn) Read(p []byte) (int, error) {
 			xid := int32(binary.BigEndian.Uint32(body[:4]))
 			ok := binary.BigEndian.Uint32(body[12:16]) == 0 // the reply's error code
 			c.mu.Lock()
-			ours := c.pending[xid]
+			ours, stale := c.pending[xid], c.stale[xid]
 			delete(c.pending, xid)
+			delete(c.stale, xid)
 			c.mu.Unlock()
+			if stale {
+				// The reply's header with error NoNode, and no body.
+				body = body[:16]
+				binary.BigEndian.PutUint32(body[12:16], uint32(errNoNode))
+				binary.BigEndian.PutUint32(hdr[:], 16)
+			}
 			if ours && ok && c.d.take() {
 				if c.d.hold != nil {
 					close(c.d.intercepted)
@@ -192,6 +242,11 @@ func (c *dropConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// isRead reports whether op is a read that names a path first in its body.
+func isRead(op int32) bool {
+	return op == opExists || op == opGetData || op == opGetChildren || op == opGetChildren2
+}
+
 // The connection breaks between a Lock's create and its reply, both ways
 // (the create lost on the way, or applied and its answer lost). The client
 // can not tell which; the lock must leave neither a duplicate node (the
@@ -202,7 +257,7 @@ func (c *dropConn) Read(p []byte) (int, error) {
 // stamp in its node's data.
 func TestCreateConnectionLoss(t *testing.T) {
 	forEachVariant(t, func(t *testing.T, v *variant) {
-		for _, mode := range []dropMode{dropRequest, dropReply} {
+		for _, mode := range []dropMode{dropRequest, dropReply, dropReplyStaleLook} {
 			t.Run(mode.String(), func(t *testing.T) {
 				ctx := testCtx(t, 60*time.Second)
 				tp := newTape()
@@ -214,6 +269,7 @@ func TestCreateConnectionLoss(t *testing.T) {
 					}
 					return strings.HasPrefix(p, path+"/")
 				})
+				d.look = path // naive reads the node there, the queue family lists it
 				c := newClient(t, tp, v, path, "client", withDialer(d.dial))
 				sid := c.conn.SessionID()
 				start := tp.now()
@@ -221,6 +277,9 @@ func TestCreateConnectionLoss(t *testing.T) {
 				took := tp.now() - start
 				if !d.hasFired() {
 					t.Fatalf("the connection was not dropped (Lock: %v)", err)
+				}
+				if mode == dropReplyStaleLook && !d.gaveStale() {
+					t.Fatalf("no read of %s after the drop, so none was answered NoNode (Lock: %v)", path, err)
 				}
 				if c.conn.SessionID() != sid {
 					t.Fatalf("the session changed (%#x -> %#x): the test needs it to survive", sid, c.conn.SessionID())
