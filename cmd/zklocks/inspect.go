@@ -55,7 +55,9 @@ takes its mtime as "now". Without permission to create it, ages show "-".
 
 Watch counts come from the four-letter command wchp, sent to every server
 listed: list every member and whitelist wchp (4lw.commands.whitelist), or
-the counts show "?". wchp makes a server walk all its watches under a lock,
+the counts show "?". The command conf tells inspect how many members there
+are, so a member left out also shows "?" (when conf is whitelisted; a
+member listed twice is counted once). wchp makes a server walk all its watches under a lock,
 which is expensive on a server with very many of them; -watchers=false
 skips it.
 

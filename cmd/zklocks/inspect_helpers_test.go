@@ -87,6 +87,14 @@ func inspectJSON(t *testing.T, ctx context.Context, args ...string) (jsonReport,
 	return decodeReport(t, []byte(out)), []byte(out)
 }
 
+// inspectWith runs inspect -json against the given servers.
+func inspectWith(t *testing.T, ctx context.Context, servers []string, args ...string) jsonReport {
+	t.Helper()
+	code, out, errOut := zklocksCtx(ctx, append([]string{"inspect", "-json", "-servers=" + strings.Join(servers, ",")}, args...)...)
+	require.Equal(t, 0, code, errOut)
+	return decodeReport(t, []byte(out))
+}
+
 func decodeReport(t *testing.T, raw []byte) jsonReport {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -23,9 +23,11 @@ type jsonReport struct {
 	Version int      `json:"version"`
 	Servers []string `json:"servers"`
 	Wchp    *struct {
-		Members  int      `json:"members"`
-		Answered int      `json:"answered"`
-		Errors   []string `json:"errors"`
+		Members         int      `json:"members"`
+		Answered        int      `json:"answered"`
+		Errors          []string `json:"errors"`
+		EnsembleMembers *int     `json:"ensemble_members"`
+		Complete        bool     `json:"complete"`
 	} `json:"wchp"`
 	Locks []jsonLock `json:"locks"`
 }
@@ -74,7 +76,7 @@ type jsonContender struct {
 // kind has them), as docs/inspect.md lists them.
 var (
 	reportKeys    = []string{"version", "servers", "wchp", "locks"}
-	wchpKeys      = []string{"members", "answered", "errors"}
+	wchpKeys      = []string{"members", "answered", "errors", "ensemble_members", "complete"}
 	lockKeys      = []string{"path", "exists", "layout", "now_ms", "contenders", "watchers_total"}
 	contenderKeys = []string{"index", "role", "node", "seq", "token", "session", "kind", "ctime_ms", "mtime_ms",
 		"created_ms_ago", "written_ms_ago", "watchers", "watcher_sessions", "data_bytes", "data"}

@@ -25,6 +25,28 @@ func TestParseWchpAddsUpDataAndChildWatches(t *testing.T) {
 	}, tab)
 }
 
+func TestParseConfFindsTheMemberAndTheEnsemble(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      confInfo
+	}{
+		{"a participant of three (3.8, static config)",
+			"clientPort=2181\nserverId=2\nmembership: \nserver.1=10.0.0.1:2888:3888:participant\n" +
+				"server.2=10.0.0.2:2888:3888:participant\nserver.3=10.0.0.3:2888:3888:participant\nversion=0\n",
+			confInfo{id: "2", members: []string{"1", "2", "3"}}},
+		{"an observer, client addresses in the server lines",
+			"serverId=4\r\nserver.1=a:2888:3888:participant;0.0.0.0:2181\r\nserver.4=d:2888:3888:observer;0.0.0.0:2181\r\n",
+			confInfo{id: "4", members: []string{"1", "4"}}},
+		{"standalone: it is the only member", "clientPort=2181\nserverId=0\n",
+			confInfo{id: "0", members: []string{"0"}}},
+		{"no answer worth reading", "", confInfo{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, parseConf(tc.out))
+		})
+	}
+}
+
 func TestApplyWatchesLeavesPartialCountsUnknown(t *testing.T) {
 	tab := watchTable{"/l": {"0x1"}, "/l/n-0000000001": {"0x2", "0x3"}}
 	lock := func() lockView {

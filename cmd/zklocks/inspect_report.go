@@ -27,6 +27,12 @@ type wchpInfo struct {
 	Members  int      `json:"members"`
 	Answered int      `json:"answered"`
 	Errors   []string `json:"errors"`
+	// EnsembleMembers is how many members the servers' conf answers list;
+	// nil when none answered conf.
+	EnsembleMembers *int `json:"ensemble_members"`
+	// Complete is true when the counts cover every member: every listed
+	// server answered, and none of the members conf lists is missing.
+	Complete bool `json:"complete"`
 }
 
 // lockView is one lock path.

@@ -67,7 +67,7 @@ func (in *inspector) snapshot(ctx context.Context, paths []string) (*report, err
 		t, info := gatherWatches(in.servers)
 		rep.Wchp = info
 		for i := range rep.Locks {
-			applyWatches(&rep.Locks[i], t, info.Answered == info.Members)
+			applyWatches(&rep.Locks[i], t, info.Complete)
 		}
 	}
 	return rep, nil

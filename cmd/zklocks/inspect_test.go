@@ -345,7 +345,7 @@ func TestInspectWithAMemberDownShowsUnknownWatchCounts(t *testing.T) {
 	code, out, errOut := zklocksCtx(ctx, "inspect", servers, path)
 	require.Equal(t, 0, code, "a silent member is a note, not a failure: %s", errOut)
 	assert.Contains(t, out, "; ? watches")
-	assert.Regexp(t, `(?m)^note: watch counts unknown \(\?\): 3 of 4 members answered wchp: wchp `+down, out)
+	assert.Regexp(t, `(?m)^note: watch counts unknown \(\?\): 3 of 4 listed servers answered wchp: wchp `+down, out)
 	assert.Contains(t, out, fmt.Sprint(m.Token()), "the rest of the report is there")
 
 	code, out, errOut = zklocksCtx(ctx, "inspect", "-json", servers, path)
@@ -358,4 +358,49 @@ func TestInspectWithAMemberDownShowsUnknownWatchCounts(t *testing.T) {
 	assert.Contains(t, rep.Wchp.Errors[0], down)
 	assert.Nil(t, rep.Locks[0].WatchersTotal)
 	assert.Nil(t, rep.Locks[0].Contenders[0].Watchers, "a partial count would look like a real one")
+}
+
+// The counts of a member left out of -servers would be missing without a
+// sign; conf tells inspect how many members there are. A member listed
+// twice is counted once.
+func TestInspectChecksTheServersListAgainstTheEnsemble(t *testing.T) {
+	servers := zktest.Servers(t)
+	if len(servers) < 2 {
+		t.Skip("needs an ensemble of at least two members")
+	}
+	path := zktest.LockPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	holder, err := sequential.New(zktest.Connect(t), path)
+	require.NoError(t, err)
+	require.NoError(t, holder.Lock(ctx))
+	waiter, err := sequential.New(zktest.Connect(t), path)
+	require.NoError(t, err)
+	waitIn(t, ctx, waiter.Lock)
+	waitQueued(t, zktest.Connect(t), path, 2)
+
+	// Three watches once the waiter is settled: each contender's on its
+	// own node, and the waiter's on the holder's.
+	full := pollInspect(t, ctx, "three watches", func(r jsonReport) bool {
+		return r.Locks[0].WatchersTotal != nil && *r.Locks[0].WatchersTotal == 3
+	}, path)
+	require.True(t, full.Wchp.Complete, "every member listed: %v", full.Wchp.Errors)
+	require.NotNil(t, full.Wchp.EnsembleMembers)
+	assert.Equal(t, len(servers), *full.Wchp.EnsembleMembers)
+	require.NotNil(t, full.Locks[0].WatchersTotal)
+
+	t.Run("a member left out", func(t *testing.T) {
+		rep := inspectWith(t, ctx, servers[:len(servers)-1], path)
+		assert.False(t, rep.Wchp.Complete)
+		assert.Equal(t, rep.Wchp.Members, rep.Wchp.Answered, "every listed server answered")
+		require.Len(t, rep.Wchp.Errors, 1)
+		assert.Contains(t, rep.Wchp.Errors[0], fmt.Sprintf("the ensemble has %d members", len(servers)))
+		assert.Nil(t, rep.Locks[0].WatchersTotal, "a partial count would look like a real one")
+	})
+	t.Run("a member listed twice", func(t *testing.T) {
+		rep := inspectWith(t, ctx, append([]string{servers[0]}, servers...), path)
+		assert.True(t, rep.Wchp.Complete, "%v", rep.Wchp.Errors)
+		require.NotNil(t, rep.Locks[0].WatchersTotal)
+		assert.Equal(t, *full.Locks[0].WatchersTotal, *rep.Locks[0].WatchersTotal, "counted once")
+	})
 }
