@@ -245,7 +245,7 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 	pause := 20 * time.Millisecond
 	for tries := 1; ; tries++ {
-		data, stat, err := m.look(ctx)
+		data, stat, err := m.client.GetSynced(ctx, m.path) // the create's answer was never seen
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil, nil
@@ -266,16 +266,6 @@ func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 		}
 		pause = min(2*pause, 500*time.Millisecond)
 	}
-}
-
-// look reads the lock node after a sync. The client never saw the answer
-// to the create it is looking for, so the server it has reconnected to
-// may not have applied that create yet; the sync makes it catch up.
-func (m *Mutex) look(ctx context.Context) ([]byte, *zk.Stat, error) {
-	if err := m.client.Sync(ctx, m.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return nil, nil, err
-	}
-	return m.client.Get(ctx, m.path)
 }
 
 // findOwnTries bounds findOwn: with its pauses, about a second when reads
@@ -453,7 +443,7 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 // connection's current session. A node that is gone or not ours ends it.
 func (m *Mutex) drop(stamp []byte, czxid int64) {
 	m.client.Eventually(func(ctx context.Context) (bool, error) {
-		data, stat, err := m.look(ctx)
+		data, stat, err := m.client.GetSynced(ctx, m.path) // the node may be from a create whose answer was lost
 		if err == nil {
 			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != m.client.Conn.SessionID() {
 				return true, nil

@@ -402,7 +402,7 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 		if m.conn.State() != zk.StateHasSession {
 			continue // do not queue a read in go-zookeeper while it is cut off
 		}
-		got, st, err := m.client.Get(ctx, node)
+		got, st, err := m.client.GetSynced(ctx, node) // the write's answer was never seen
 		switch {
 		case err != nil && zkop.Transient(err) && ctx.Err() == nil:
 			// Still cut off: look again.

@@ -149,7 +149,10 @@ const stampTries = 6
 // first when the last write's outcome is unknown. sent counts the setData.
 func (h *leaseHold) write(ctx context.Context, sent *atomic.Int64) error {
 	if !h.ver.known {
-		_, stat, err := h.m.client.Get(ctx, h.node)
+		// Synced: the write we are unsure of may not have reached the
+		// server we talk to now, and a stale version would fail the next
+		// write with BadVersion, which reads as an eviction.
+		_, stat, err := h.m.client.GetSynced(ctx, h.node)
 		if err != nil {
 			return err
 		}

@@ -141,7 +141,7 @@ func isTransient(err error) bool {
 // blind delete could otherwise remove the node of the next holder.
 func (c *Client) deleteOurs(ctx context.Context, path string, version int32, sid int64) error {
 	if version == -1 {
-		_, stat, err := c.Get(ctx, path)
+		_, stat, err := c.GetSynced(ctx, path) // the create may be one whose answer was lost
 		if err != nil {
 			return err
 		}

@@ -168,6 +168,18 @@ func (c *Client) Sync(ctx context.Context, path string) error {
 	return err
 }
 
+// GetSynced is Get after a Sync. It is the read that learns the outcome of
+// one of our own writes whose answer the connection took with it: the
+// client may have reconnected to a server that has not applied that write
+// yet, and a session's guarantee to see its own writes covers only writes
+// whose answers it has seen.
+func (c *Client) GetSynced(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	if err := c.Sync(ctx, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, nil, err
+	}
+	return c.Get(ctx, path)
+}
+
 // Set writes a node's data if its version still matches.
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
 	return call(ctx, c, func() (*zk.Stat, error) {
