@@ -23,6 +23,7 @@ type connConfig struct {
 	timeout time.Duration
 	events  chan<- zk.Event
 	dialer  zk.Dialer
+	servers []string
 }
 
 // WithSessionTimeout sets the session timeout the client asks for.
@@ -35,6 +36,12 @@ func WithSessionTimeout(d time.Duration) ConnOption {
 // stay open until the test's cleanup has run.
 func WithEvents(ch chan<- zk.Event) ConnOption {
 	return func(c *connConfig) { c.events = ch }
+}
+
+// WithServers connects to servers instead of Servers(t), e.g. to the
+// ensemble of PrivateEnsemble.
+func WithServers(servers []string) ConnOption {
+	return func(c *connConfig) { c.servers = servers }
 }
 
 // WithDialer makes the connection dial through d, e.g. a Cutter's Dialer.
@@ -62,10 +69,13 @@ func Connect(t testing.TB, opts ...ConnOption) *zk.Conn {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	conn, closeConn := open(t, Servers(t), cfg)
+	if cfg.servers == nil {
+		cfg.servers = Servers(t)
+	}
+	conn, closeConn := open(t, cfg.servers, cfg)
 	t.Cleanup(closeConn)
 	if err := waitSession(conn, 0, sessionWait); err != nil {
-		t.Fatalf("zktest: %v (servers %v)", err, Servers(t))
+		t.Fatalf("zktest: %v (servers %v)", err, cfg.servers)
 	}
 	return conn
 }

@@ -83,6 +83,39 @@ func Ensemble(t testing.TB) *ensemble.Ensemble {
 	return e
 }
 
+// PrivateEnsemble starts a local ensemble for t alone, and closes it when
+// t ends. It is for tests that count the servers' work (mntr) exactly, and
+// so must not see what the binary's other tests leave behind on the shared
+// ensemble: sessions still closing, or the server's removal of their empty
+// lock paths (containers, swept once a minute, tens at a time). Connect to
+// it with WithServers(e.Servers()). It skips the test under -short and
+// when ZK_SERVERS is set, like Ensemble, and costs the few seconds of a
+// start.
+func PrivateEnsemble(t testing.TB) *ensemble.Ensemble {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs ZooKeeper; run without -short")
+	}
+	if external() != nil {
+		t.Skip("needs a local ensemble of its own, with no other traffic; unset ZK_SERVERS")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	e, err := ensemble.Start(ctx, ensemble.DefaultConfig())
+	switch {
+	case errors.Is(err, ensemble.ErrNoZooKeeper):
+		t.Fatal(err.Error())
+	case err != nil:
+		t.Fatalf("zktest: a private ZooKeeper ensemble failed to start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("zktest: closing the private ensemble: %v", err)
+		}
+	})
+	return e
+}
+
 // external parses ZK_SERVERS; nil when it is unset or blank.
 func external() []string {
 	var out []string
