@@ -17,6 +17,7 @@ import (
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/zklocks/zklocks/sequential"
 )
 
 // Helpers of the inspect tests: a queue of real contenders, nodes made by
@@ -32,6 +33,19 @@ func zklocksCtx(ctx context.Context, args ...string) (code int, stdout, stderr s
 	var o, e syncBuffer
 	code = run(ctx, args, &o, &e)
 	return code, o.String(), e.String()
+}
+
+// heldLock takes a sequential lock on a fresh path for the test and
+// returns the path, the test's ctx (bounded by within) and the holder.
+func heldLock(t *testing.T, within time.Duration) (string, context.Context, *sequential.Mutex) {
+	t.Helper()
+	path := zktest.LockPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	t.Cleanup(cancel)
+	m, err := sequential.New(zktest.Connect(t), path)
+	require.NoError(t, err)
+	require.NoError(t, m.Lock(ctx))
+	return path, ctx, m
 }
 
 // waitIn runs lock, a contender's Lock that will wait, in a goroutine. The

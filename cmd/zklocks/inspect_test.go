@@ -333,12 +333,7 @@ func TestInspectGivesUpOnAnUnreachableEnsemble(t *testing.T) {
 }
 
 func TestInspectWithAMemberDownShowsUnknownWatchCounts(t *testing.T) {
-	path := zktest.LockPath(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	m, err := sequential.New(zktest.Connect(t), path)
-	require.NoError(t, err)
-	require.NoError(t, m.Lock(ctx))
+	path, ctx, m := heldLock(t, 20*time.Second)
 	down := closedPort(t)
 	servers := "-servers=" + strings.Join(append(zktest.Servers(t), down), ",")
 
@@ -368,12 +363,7 @@ func TestInspectChecksTheServersListAgainstTheEnsemble(t *testing.T) {
 	if len(servers) < 2 {
 		t.Skip("needs an ensemble of at least two members")
 	}
-	path := zktest.LockPath(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	holder, err := sequential.New(zktest.Connect(t), path)
-	require.NoError(t, err)
-	require.NoError(t, holder.Lock(ctx))
+	path, ctx, _ := heldLock(t, 20*time.Second)
 	waiter, err := sequential.New(zktest.Connect(t), path)
 	require.NoError(t, err)
 	waitIn(t, ctx, waiter.Lock)

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zklocks/zklocks/internal/zktest"
-	"github.com/zklocks/zklocks/sequential"
 )
 
 // watchInspect runs inspect -watch with args until stop returns true for
@@ -50,12 +49,7 @@ func watchInspect(t *testing.T, ctx context.Context, stop func(out string) bool,
 
 func TestInspectWatchRefreshesUntilInterrupted(t *testing.T) {
 	zktest.VerifyNoLeaks(t)
-	path := zktest.LockPath(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	m, err := sequential.New(zktest.Connect(t), path)
-	require.NoError(t, err)
-	require.NoError(t, m.Lock(ctx))
+	path, ctx, m := heldLock(t, 30*time.Second)
 	token := fmt.Sprint(m.Token())
 
 	// Text: a separator line before each refresh, no terminal codes; a

@@ -68,12 +68,7 @@ func Servers(t testing.TB) []string {
 // killed from here.
 func Ensemble(t testing.TB) *ensemble.Ensemble {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs ZooKeeper; run without -short")
-	}
-	if external() != nil {
-		t.Skip("fault test needs a local ensemble it can kill; unset ZK_SERVERS")
-	}
+	skipUnlessLocal(t, "fault test needs a local ensemble it can kill")
 	e := localEnsemble(t)
 	t.Cleanup(func() {
 		if err := e.StartStopped(); err != nil && !errors.Is(err, ensemble.ErrClosed) {
@@ -93,12 +88,7 @@ func Ensemble(t testing.TB) *ensemble.Ensemble {
 // start.
 func PrivateEnsemble(t testing.TB) *ensemble.Ensemble {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs ZooKeeper; run without -short")
-	}
-	if external() != nil {
-		t.Skip("needs a local ensemble of its own, with no other traffic; unset ZK_SERVERS")
-	}
+	skipUnlessLocal(t, "needs a local ensemble of its own, with no other traffic")
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	e, err := ensemble.Start(ctx, ensemble.DefaultConfig())
@@ -114,6 +104,18 @@ func PrivateEnsemble(t testing.TB) *ensemble.Ensemble {
 		}
 	})
 	return e
+}
+
+// skipUnlessLocal skips t under -short, and when ZK_SERVERS points the
+// tests at an ensemble this binary can not start, stop or watch alone.
+func skipUnlessLocal(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs ZooKeeper; run without -short")
+	}
+	if external() != nil {
+		t.Skip(why + "; unset ZK_SERVERS")
+	}
 }
 
 // external parses ZK_SERVERS; nil when it is unset or blank.
