@@ -239,13 +239,27 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 // our stamp and belongs to the session the client has now; a node with
 // our stamp from an expired session is about to vanish, and any other
 // node is another holder's. It returns nil, nil when the node is not
-// ours. It gives up after a few failed reads in a row (an outage, or a
-// connection closed for good: go-zookeeper then fails every request at
-// once) and leaves our node, if there is one, to a background delete.
+// ours. It gives up at once when the connection has been closed, and
+// after a few failures in a row (a read that failed for want of a
+// connection, or a zkop.DialRound without a session), and leaves our node,
+// if there is one, to a background delete.
 func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 	pause := 20 * time.Millisecond
 	for tries := 1; ; tries++ {
-		data, stat, err := m.client.GetSynced(ctx, m.path) // the create's answer was never seen
+		// A pause first: right after a Close go-zookeeper still reports
+		// its session for a moment. Then nothing is sent without a
+		// session: on a closed connection a request can stop
+		// go-zookeeper's event loop (zkop.AwaitSession).
+		if err := zkop.Sleep(ctx, pause); err != nil {
+			return nil, m.lookFailed(ctx, stamp, err)
+		}
+		pause = min(2*pause, 500*time.Millisecond)
+		var data []byte
+		var stat *zk.Stat
+		err := m.client.AwaitSession(ctx, zkop.DialRound)
+		if err == nil {
+			data, stat, err = m.client.GetSynced(ctx, m.path) // the create's answer was never seen
+		}
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil, nil
@@ -254,24 +268,24 @@ func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 		case err == nil:
 			return nil, nil
 		case !retryLater(err) || ctx.Err() != nil || tries == findOwnTries:
-			m.drop(stamp, 0)
-			if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("naive: create %s: the connection went before the answer, and the node can not be looked for: %w", m.path, err)
+			return nil, m.lookFailed(ctx, stamp, err)
 		}
-		if err := zkop.Sleep(ctx, pause); err != nil { // disconnected: give go-zookeeper time to reconnect
-			m.drop(stamp, 0)
-			return nil, err
-		}
-		pause = min(2*pause, 500*time.Millisecond)
 	}
 }
 
-// findOwnTries bounds findOwn: with its pauses, about a second when reads
-// fail at once (a closed connection), a few seconds in an outage (each
-// read then waits for go-zookeeper's round of dials).
+// findOwnTries bounds findOwn's failures in a row: about a second and a
+// half of pauses, plus a second for each round without a session.
 const findOwnTries = 6
+
+// lookFailed ends a findOwn that could not look: our node, if the create
+// made one, is left to a background delete, and the error says why.
+func (m *Mutex) lookFailed(ctx context.Context, stamp []byte, err error) error {
+	m.drop(stamp, 0)
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return err
+	}
+	return fmt.Errorf("naive: create %s: the connection went before the answer, and the node can not be looked for: %w", m.path, err)
+}
 
 // create sends the create of the lock node, stamped with a random id,
 // and waits for its answer or for ctx. On success it returns the session

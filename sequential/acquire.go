@@ -58,6 +58,24 @@ func (b *backoff) pause(ctx context.Context, err error, limit int, lost *hold.Mo
 	}
 }
 
+// retryWhenBack pauses after the failure err (see backoff.pause), then
+// waits until the client has a session again, so that nothing is sent on
+// a closed connection (zkop.AwaitSession): a connection closed under a
+// Lock ends it with zkop.ErrClosed. Each zkop.DialRound without a session
+// counts as one more failure in a row.
+func (m *Mutex) retryWhenBack(ctx context.Context, b *backoff, err error, limit int, lost *hold.Monitor) error {
+	for {
+		if err := b.pause(ctx, err, limit, lost); err != nil {
+			return err
+		}
+		werr := m.c.AwaitSession(ctx, zkop.DialRound)
+		if !zkop.Transient(werr) {
+			return werr // nil: back
+		}
+		err = werr
+	}
+}
+
 // occupant returns the name of the first contender in the queue, "" when
 // the queue is empty or the lock path does not exist.
 func (m *Mutex) occupant(ctx context.Context) (string, error) {
@@ -123,14 +141,14 @@ func (m *Mutex) create(ctx context.Context, a *attempt) error {
 			if ctx.Err() != nil {
 				return fmt.Errorf("sequential: lock %s: %w", m.path, ctx.Err())
 			}
-			if err := b.pause(ctx, err, maxRetries, nil); err != nil {
+			if err := m.retryWhenBack(ctx, b, err, maxRetries, nil); err != nil {
 				return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 			}
 			for names, err = m.findOurs(ctx, a.guid); err != nil; names, err = m.findOurs(ctx, a.guid) {
 				if !zkop.Transient(err) || ctx.Err() != nil {
 					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 				}
-				if err := b.pause(ctx, err, maxRetries, nil); err != nil {
+				if err := m.retryWhenBack(ctx, b, err, maxRetries, nil); err != nil {
 					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 				}
 			}
@@ -194,7 +212,7 @@ func (m *Mutex) adopt(ctx context.Context, a *attempt, name string, b *backoff) 
 		case errors.Is(err, hold.ErrSessionExpired), errors.Is(err, hold.ErrNodeDeleted):
 			return false, nil
 		case zkop.Transient(err) && ctx.Err() == nil:
-			if err := b.pause(ctx, err, maxRetries, nil); err != nil {
+			if err := m.retryWhenBack(ctx, b, err, maxRetries, nil); err != nil {
 				return false, fmt.Errorf("sequential: lock %s: %w", m.path, err)
 			}
 		default:
@@ -226,7 +244,7 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 			var err error
 			if q, idx, err = m.position(ctx, a); err != nil {
 				if zkop.Transient(err) && ctx.Err() == nil {
-					if err := b.pause(ctx, err, 0, a.mon); err != nil {
+					if err := m.retryWhenBack(ctx, &b, err, 0, a.mon); err != nil {
 						return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 					}
 					continue
@@ -254,7 +272,7 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 				list = true
 				continue
 			case zkop.Transient(err) && ctx.Err() == nil:
-				if err := b.pause(ctx, err, 0, a.mon); err != nil {
+				if err := m.retryWhenBack(ctx, &b, err, 0, a.mon); err != nil {
 					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
 				}
 				continue
@@ -272,7 +290,10 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 		if h := m.opts.waitHook; h != nil {
 			var err error
 			again, err = h(ctx, WaitState{Head: m.path + "/" + q[0].name, Self: a.node})
-			if err != nil {
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return fmt.Errorf("sequential: lock %s: %w", m.path, ctx.Err())
+			case err != nil:
 				return fmt.Errorf("sequential: lock %s: wait hook: %w", m.path, err)
 			}
 		}

@@ -126,11 +126,14 @@ type ver struct {
 func (h *leaseHold) stamp(ctx context.Context) error {
 	pause := 20 * time.Millisecond
 	for tries := 1; ; tries++ {
-		sent := h.m.now()
-		err := h.write(ctx, &h.m.stamps)
+		// Nothing is sent on a closed connection (zkop.AwaitSession).
+		err := h.m.client.AwaitSession(ctx, zkop.DialRound)
 		if err == nil {
-			h.lastOK = sent
-			return nil
+			sent := h.m.now()
+			if err = h.write(ctx, &h.m.stamps); err == nil {
+				h.lastOK = sent
+				return nil
+			}
 		}
 		if !zkop.Transient(err) || tries == stampTries || ctx.Err() != nil {
 			return err
@@ -415,7 +418,9 @@ func (c *checker) zkNowAtLeast() int64 { return c.m.now().UnixMilli() + c.offset
 func (c *checker) failed(ctx context.Context, what string, err error, onHead bool) (time.Duration, error) {
 	switch {
 	case ctx.Err() != nil:
-		return 0, err
+		// Whatever the request said, the caller gave up: say that. (A
+		// head that left just as ctx ended once came out as NoNode.)
+		return 0, ctx.Err()
 	case errors.Is(err, zk.ErrNoNode) && onHead:
 		return relistSoon, nil // the head left: the sequential lock lists again
 	case errors.Is(err, zk.ErrNoNode):

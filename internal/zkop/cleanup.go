@@ -3,6 +3,7 @@ package zkop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 
@@ -66,6 +67,56 @@ func (c *Client) Eventually(attempt func(ctx context.Context) (done bool, err er
 	}()
 }
 
+// ErrClosed is AwaitSession's answer for a connection that has been
+// closed. It wraps zk.ErrConnectionClosed, but it is not Transient: a
+// closed connection does not come back.
+var ErrClosed = fmt.Errorf("zkop: the connection has been closed: %w", zk.ErrConnectionClosed)
+
+// DialRound is how long a retry waits for a session (AwaitSession) before
+// it counts as one more failure: about the time go-zookeeper takes to fail
+// its queued requests with ErrNoServer while it can reach no server.
+const DialRound = time.Second
+
+// AwaitSession waits until the connection has a session, at most within
+// (no limit when within <= 0), and returns nil then. A retry after a lost connection calls it first, so
+// that it sends nothing on a connection that has been closed: go-zookeeper
+// v1.0.4 answers a request that races with Close up to three times, into a
+// channel with room for two, and its event loop then blocks for good.
+//
+// Right after Close returns, go-zookeeper can still report the session
+// for a moment (until its receive loop has seen the socket close), so a
+// retry pauses before it calls AwaitSession, as a retry does anyway.
+//
+// It fails with ErrClosed (which wraps zk.ErrConnectionClosed) when the
+// connection looks closed (StateDisconnected on two looks a pause apart,
+// the rule of Eventually), with an error wrapping zk.ErrNoServer when
+// within passes without a session (the way go-zookeeper fails its queued
+// requests after each round of dials in vain: Transient), and with ctx's
+// error when ctx ends first.
+func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
+	const poll = 50 * time.Millisecond
+	deadline := time.Now().Add(within)
+	disconnected := 0
+	for {
+		switch c.Conn.State() {
+		case zk.StateHasSession:
+			return nil
+		case zk.StateDisconnected:
+			if disconnected++; disconnected == 2 {
+				return ErrClosed
+			}
+		default:
+			disconnected = 0
+		}
+		if within > 0 && time.Now().After(deadline) {
+			return fmt.Errorf("zkop: no session for %v: %w", within, zk.ErrNoServer)
+		}
+		if err := Sleep(ctx, poll); err != nil {
+			return err
+		}
+	}
+}
+
 // DeleteEventually deletes path (at version, or, when version is -1, at
 // whatever version it has provided it is an ephemeral node of this
 // client's session) in the background with Eventually, retrying while the
@@ -105,9 +156,10 @@ func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int3
 // could be reached (while disconnected, go-zookeeper fails its queued
 // requests with ErrNoServer each time it has tried every server in vain),
 // or the session moved to another server. The locks retry these. A ctx
-// that ended is not one, although context.DeadlineExceeded is a net.Error.
+// that ended is not one, although context.DeadlineExceeded is a net.Error,
+// and neither is ErrClosed.
 func Transient(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, ErrClosed) {
 		return false
 	}
 	var netErr net.Error

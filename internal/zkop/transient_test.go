@@ -26,6 +26,8 @@ func TestTransient(t *testing.T) {
 		{context.Canceled, false, true},
 		{context.DeadlineExceeded, false, true},
 		{zk.ErrClosing, false, true},
+		{ErrClosed, false, false},
+		{fmt.Errorf("lock: %w", ErrClosed), false, false},
 		{zk.ErrNoNode, false, false},
 		{zk.ErrNodeExists, false, false},
 		{zk.ErrBadVersion, false, false},

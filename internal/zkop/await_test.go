@@ -1,0 +1,69 @@
+package zkop_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/zkop"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+func TestMain(m *testing.M) { zktest.Main(m) }
+
+// AwaitSession is the gate of every retry after a lost connection: it
+// lets a request through once the client has a session, and tells a
+// closed connection (no retry) from one that is only down (retry).
+func TestAwaitSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	t.Run("connected", func(t *testing.T) {
+		c := zkop.New(zktest.Connect(t), zktest.DefaultSessionTimeout)
+		if err := c.AwaitSession(ctx, zkop.DialRound); err != nil {
+			t.Fatalf("AwaitSession on a live connection: %v", err)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		conn := zktest.Connect(t)
+		conn.Close()
+		lostSession(t, ctx, conn)
+		err := zkop.New(conn, zktest.DefaultSessionTimeout).AwaitSession(ctx, 0)
+		if !errors.Is(err, zkop.ErrClosed) || !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("AwaitSession on a closed connection: %v, want zkop.ErrClosed wrapping zk.ErrConnectionClosed", err)
+		}
+		if zkop.Transient(err) {
+			t.Error("a closed connection must not be retried")
+		}
+	})
+	t.Run("cut off", func(t *testing.T) {
+		cut := zktest.NewCutter()
+		conn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(4*time.Second))
+		cut.Cut()
+		defer cut.Heal()
+		lostSession(t, ctx, conn)
+		err := zkop.New(conn, 4*time.Second).AwaitSession(ctx, 300*time.Millisecond)
+		if !errors.Is(err, zk.ErrNoServer) || !zkop.Transient(err) {
+			t.Fatalf("AwaitSession while cut off: %v, want a Transient error wrapping zk.ErrNoServer", err)
+		}
+		cctx, ccancel := context.WithCancel(ctx)
+		ccancel()
+		if err := zkop.New(conn, 4*time.Second).AwaitSession(cctx, 0); !errors.Is(err, context.Canceled) {
+			t.Fatalf("AwaitSession with a cancelled ctx: %v, want context.Canceled", err)
+		}
+	})
+}
+
+// lostSession waits until go-zookeeper no longer reports a session on
+// conn: for a moment after a Close or a cut it still does.
+func lostSession(t *testing.T, ctx context.Context, conn *zk.Conn) {
+	t.Helper()
+	for conn.State() == zk.StateHasSession {
+		if err := zkop.Sleep(ctx, 5*time.Millisecond); err != nil {
+			t.Fatalf("go-zookeeper still reports a session: %v", err)
+		}
+	}
+}
