@@ -96,10 +96,15 @@ func waitState(t *testing.T, events <-chan zk.Event, want zk.State, within time.
 	}
 }
 
-// gone blocks until path is deleted and returns how long that took.
+// gone blocks until path is deleted and returns how long that took. It
+// syncs first: conn's server may not yet have applied the create of path
+// by another session, and would then call it gone at once (this failed a
+// CI run: "deleted 11ms after the cut").
 func gone(t *testing.T, conn *zk.Conn, path string, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
+	_, err := conn.Sync(path)
+	require.NoError(t, err, "sync %s", path)
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	for {
