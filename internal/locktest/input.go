@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
-	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -118,11 +115,7 @@ func (s *suite) testClosedConn(t *testing.T) {
 	// reports its session, and a request sent then races with its
 	// shutdown, which go-zookeeper v1.0.4 does not always survive (see
 	// zkop.Client.AwaitSession).
-	for c.conn.State() == zk.StateHasSession {
-		if err := zkop.Sleep(ctx, 5*time.Millisecond); err != nil {
-			t.Fatalf("go-zookeeper still reports a session after Close: %v", err)
-		}
-	}
+	zktest.WaitNoSession(t, c.conn)
 
 	for _, call := range []struct {
 		name string

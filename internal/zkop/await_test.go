@@ -30,7 +30,7 @@ func TestAwaitSession(t *testing.T) {
 	t.Run("closed", func(t *testing.T) {
 		conn := zktest.Connect(t)
 		conn.Close()
-		lostSession(t, ctx, conn)
+		zktest.WaitNoSession(t, conn)
 		err := zkop.New(conn, zktest.DefaultSessionTimeout).AwaitSession(ctx, 0)
 		if !errors.Is(err, zkop.ErrClosed) || !errors.Is(err, zk.ErrConnectionClosed) {
 			t.Fatalf("AwaitSession on a closed connection: %v, want zkop.ErrClosed wrapping zk.ErrConnectionClosed", err)
@@ -44,7 +44,7 @@ func TestAwaitSession(t *testing.T) {
 		conn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(4*time.Second))
 		cut.Cut()
 		defer cut.Heal()
-		lostSession(t, ctx, conn)
+		zktest.WaitNoSession(t, conn)
 		err := zkop.New(conn, 4*time.Second).AwaitSession(ctx, 300*time.Millisecond)
 		if !errors.Is(err, zk.ErrNoServer) || !zkop.Transient(err) {
 			t.Fatalf("AwaitSession while cut off: %v, want a Transient error wrapping zk.ErrNoServer", err)
@@ -55,15 +55,4 @@ func TestAwaitSession(t *testing.T) {
 			t.Fatalf("AwaitSession with a cancelled ctx: %v, want context.Canceled", err)
 		}
 	})
-}
-
-// lostSession waits until go-zookeeper no longer reports a session on
-// conn: for a moment after a Close or a cut it still does.
-func lostSession(t *testing.T, ctx context.Context, conn *zk.Conn) {
-	t.Helper()
-	for conn.State() == zk.StateHasSession {
-		if err := zkop.Sleep(ctx, 5*time.Millisecond); err != nil {
-			t.Fatalf("go-zookeeper still reports a session: %v", err)
-		}
-	}
 }

@@ -145,3 +145,17 @@ func (e *noSessionError) Error() string {
 type quiet struct{}
 
 func (quiet) Printf(string, ...any) {}
+
+// WaitNoSession waits until go-zookeeper no longer reports a session on
+// conn, failing the test after 10s. For a moment after a Close, or after
+// a Cutter's cut, it still reports the old one.
+func WaitNoSession(t testing.TB, conn *zk.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(sessionWait)
+	for conn.State() == zk.StateHasSession {
+		if time.Now().After(deadline) {
+			t.Fatalf("zktest: go-zookeeper still reports a session %v later", sessionWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
