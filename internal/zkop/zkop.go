@@ -30,7 +30,7 @@ type Client struct {
 
 	requests      atomic.Int64
 	notifications atomic.Int64
-	lastHeard     atomic.Int64 // unix nanoseconds of the last answer from a server
+	lastHeard     atomic.Pointer[time.Time] // send time of the latest answered request
 }
 
 // New returns a Client for conn.
@@ -43,21 +43,35 @@ func (c *Client) Stats() zklocks.Stats {
 	return zklocks.Stats{Requests: c.requests.Load(), Notifications: c.notifications.Load()}
 }
 
-// LastHeard returns when a request of this Client last got an answer from
-// a server (any answer, "no node" included; a failed connection is not
-// one), or the zero time. A server renews the session whenever it hears
-// from the client, so the session lasts at least a session timeout from
-// about then: internal/hold counts a cut-off from here when it can.
+// LastHeard returns the send time of the latest request of this Client
+// that got an answer from a server (any answer, "no node" included; a
+// failed connection is not one), or the zero time. A server renews the
+// session whenever a request arrives, which is no earlier than it was
+// sent, so the session lasts at least a session timeout from then:
+// internal/hold counts a cut-off from here when it can. The time carries
+// its monotonic clock reading, so deadlines built on it ignore steps of
+// the wall clock.
 func (c *Client) LastHeard() time.Time {
-	if ns := c.lastHeard.Load(); ns != 0 {
-		return time.Unix(0, ns)
+	if t := c.lastHeard.Load(); t != nil {
+		return *t
 	}
 	return time.Time{}
 }
 
-func (c *Client) heard(err error) {
-	if err == nil || !isTransient(err) && !errors.Is(err, zk.ErrSessionExpired) {
-		c.lastHeard.Store(time.Now().UnixNano())
+// heard records that the request sent at sent got an answer, keeping the
+// latest send time when answers arrive out of order.
+func (c *Client) heard(sent time.Time, err error) {
+	if err != nil && (isTransient(err) || errors.Is(err, zk.ErrSessionExpired)) {
+		return
+	}
+	for {
+		old := c.lastHeard.Load()
+		if old != nil && !sent.After(*old) {
+			return
+		}
+		if c.lastHeard.CompareAndSwap(old, &sent) {
+			return
+		}
 	}
 }
 
@@ -80,8 +94,9 @@ func call[T any](ctx context.Context, c *Client, fn func() (T, error), abandoned
 	c.requests.Add(1)
 	ch := make(chan result[T], 1)
 	go func() {
+		sent := time.Now()
 		v, err := fn()
-		c.heard(err)
+		c.heard(sent, err)
 		ch <- result[T]{v, err}
 	}()
 	select {
@@ -217,7 +232,7 @@ func (c *Client) createIfMissing(ctx context.Context, p string, container bool, 
 		_, err = call(ctx, c, func() (string, error) {
 			return c.Conn.CreateContainer(p, nil, zk.FlagContainer, acl)
 		}, nil)
-		if errors.Is(err, zk.ErrUnknown) || errors.Is(err, zk.ErrAPIError) {
+		if unimplemented(err) {
 			container = false // server without container support
 		}
 	}
@@ -230,4 +245,13 @@ func (c *Client) createIfMissing(ctx context.Context, p string, container bool, 
 		return nil
 	}
 	return err
+}
+
+// unimplemented reports whether a server refused a request it does not
+// know: servers before 3.5.3 answer a create-container with UNIMPLEMENTED
+// (-6), which go-zookeeper v1.0.4 has no error value for and reports as a
+// bare "unknown error: -6".
+func unimplemented(err error) bool {
+	return err != nil && (errors.Is(err, zk.ErrUnknown) || errors.Is(err, zk.ErrAPIError) ||
+		err.Error() == "unknown error: -6")
 }

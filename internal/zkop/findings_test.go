@@ -1,0 +1,82 @@
+package zkop_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/zkop"
+	"github.com/zklocks/zklocks/internal/zkpath"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// A server older than 3.5.3 answers the create-container request with
+// UNIMPLEMENTED, which go-zookeeper v1.0.4 reports as a bare "unknown
+// error: -6". EnsureParents must then make the lock path a persistent
+// node, not fail the Lock.
+func TestEnsureParentsFallsBackWithoutContainers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	w := zktest.NewWire(t)
+	refused := 0
+	w.OnReply(func(r *zktest.Reply) zktest.Verdict {
+		if r.Request.Op == zktest.OpCreateContainer {
+			refused++
+			r.Err, r.Body = zktest.CodeUnimplemented, nil
+		}
+		return zktest.Pass
+	})
+	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()))
+	c := zkop.New(conn, zktest.DefaultSessionTimeout)
+	path := zktest.LockPath(t) + "/a/lock"
+	if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), true, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatalf("EnsureParents against a server without containers: %v; want the persistent fallback", err)
+	}
+	if refused == 0 {
+		t.Fatal("no create-container request was sent, so none was refused")
+	}
+	ok, stat, err := conn.Exists(path)
+	if err != nil || !ok {
+		t.Fatalf("the lock path after the fallback: exists=%v, %v", ok, err)
+	}
+	if stat.EphemeralOwner != 0 {
+		t.Errorf("the lock path has ephemeralOwner %#x; want 0, a persistent node", stat.EphemeralOwner)
+	}
+}
+
+// The cut-off rule counts from when the servers last heard from the
+// client. They hear a request when it arrives, not when its answer gets
+// back, so LastHeard is the send time of the last answered request; and
+// it is read on the monotonic clock, so that a wall-clock step moves no
+// deadline built on it.
+func TestLastHeardIsSendTimeOnMonotonicClock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const delay = 300 * time.Millisecond
+	w := zktest.NewWire(t)
+	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()))
+	c := zkop.New(conn, zktest.DefaultSessionTimeout)
+	path := zktest.LockPath(t)
+	slow := make(chan struct{})
+	w.OnReply(func(r *zktest.Reply) zktest.Verdict {
+		if r.Request.Op == zktest.OpExists && r.Request.Path == path {
+			<-slow // the answer takes delay to come back
+		}
+		return zktest.Pass
+	})
+	go func() { time.Sleep(delay); close(slow) }()
+	before := time.Now()
+	if _, _, _, err := c.ExistsW(ctx, path); err != nil {
+		t.Fatalf("ExistsW: %v", err)
+	}
+	heard := c.LastHeard()
+	if !strings.Contains(heard.String(), "m=") {
+		t.Errorf("LastHeard() = %v has no monotonic clock reading: a wall-clock step would move the cut-off deadline", heard)
+	}
+	if got := heard.Sub(before); got < 0 || got >= delay {
+		t.Errorf("LastHeard is %v after the request was sent; want the send time (less than the %v the answer took)", got, delay)
+	}
+}
