@@ -48,11 +48,16 @@ type Monitor struct {
 	c       *zkop.Client
 	path    string
 	session int64
+	czxid   int64 // our node's creation: a node made again at path is not ours
 	done    chan struct{}
 	stop    chan struct{}
 	once    sync.Once
 	err     error
 	exited  chan struct{}
+	// requests is cancelled when the hold ends, so that Release never
+	// waits for an answer on a link that has gone silent.
+	requests context.Context
+	cancel   context.CancelFunc
 
 	mu     sync.Mutex // guards ended and onLoss
 	ended  bool
@@ -97,8 +102,9 @@ func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat
 	if stat.EphemeralOwner != session {
 		return nil, nil, fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", ErrSessionExpired, path, stat.EphemeralOwner, session)
 	}
-	m := &Monitor{c: c, path: path, session: session,
+	m := &Monitor{c: c, path: path, session: session, czxid: stat.Czxid,
 		done: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{})}
+	m.requests, m.cancel = context.WithCancel(context.Background())
 	go m.run(ev)
 	return m, stat, nil
 }
@@ -168,6 +174,7 @@ func (m *Monitor) end(reason error) {
 		}
 		close(m.done)
 		close(m.stop)
+		m.cancel()
 	})
 }
 
@@ -302,13 +309,20 @@ func (m *Monitor) onTick(cut **cutoff) error {
 // rearm sets a fresh data watch after a data change fired the last one.
 // A failed read is left to the next tick: either the connection is down
 // (onTick counts it) or the node is gone (the next rearm reports it).
+//
+// The node at our path is ours only if it is the very node we watched:
+// another Mutex on the same connection can make it again, with our
+// session as its owner, while we were disconnected, and the server then
+// reports it to our watch as a data change. The creation zxid tells.
 func (m *Monitor) rearm() <-chan zk.Event {
-	ctx, cancel := context.WithTimeout(context.Background(), m.c.SessionTimeout)
+	ctx, cancel := context.WithTimeout(m.requests, m.c.SessionTimeout)
 	defer cancel()
 	_, stat, ev, err := m.c.GetW(ctx, m.path)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		m.end(ErrNodeDeleted)
+	case err == nil && stat.Czxid != m.czxid:
+		m.end(fmt.Errorf("%w: %s was made again by session %#x", ErrNodeDeleted, m.path, stat.EphemeralOwner))
 	case err == nil && stat.EphemeralOwner != m.session:
 		m.end(ErrSessionExpired)
 	case err == nil:
