@@ -43,3 +43,14 @@ var (
 	EncodeLease = encodeLease
 	ParseLease  = parseLease
 )
+
+// QueueDone is the Done of the sequential hold underneath m's current
+// hold (a closed channel when there is none): the monitor of its node.
+func (m *Mutex) QueueDone() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil {
+		return closed
+	}
+	return m.cur.seq.Done()
+}

@@ -198,7 +198,9 @@ func (h *leaseHold) run() {
 		next, lost := h.renew()
 		if lost != nil {
 			h.end(lost)
-			h.drop()
+			if !isClosed(h.seq.Done()) { // else Unlock's release of the queue deletes it
+				h.drop()
+			}
 			return
 		}
 		timer.Reset(next)
@@ -217,6 +219,16 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, left)
 	defer cancel()
+	// A renewal can wait long for a connection (a dial or handshake that
+	// stalls); the sequential hold's monitor may give the hold up first,
+	// and Done must close then, not when the renewal gives up.
+	go func() {
+		select {
+		case <-h.seq.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	sent := h.m.now()
 	err := h.write(ctx, &h.m.renewals)
 	switch {
@@ -225,6 +237,8 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 		return every, nil
 	case h.ctx.Err() != nil:
 		return every, nil // Unlock: the loop ends at its next select
+	case isClosed(h.seq.Done()):
+		return 0, h.m.seqLoss(h.seq.Err())
 	case errors.Is(err, zk.ErrNoNode):
 		return 0, fmt.Errorf("%w (%w): renewal found the node gone: %w", ErrLockLost, ErrEvicted, err)
 	case errors.Is(err, zk.ErrBadVersion):
@@ -311,12 +325,11 @@ func (c *checker) hook(ctx context.Context, w sequential.WaitState) (time.Durati
 	if !c.anchored || !c.ver.known {
 		// Our node's mtime is a recent ZooKeeper timestamp: the first
 		// anchor, for the price of a read.
-		_, st, err := c.m.client.Get(ctx, c.self)
+		st, err := c.readSelf(ctx)
 		if err != nil {
 			return c.failed(ctx, "read our node", err, false)
 		}
 		c.observe(st.Mtime)
-		c.ver = ver{st.Version, true}
 	}
 
 	data, st, err := c.m.client.Get(ctx, c.head)
@@ -385,11 +398,9 @@ func (c *checker) start(held bool, head *zk.Stat) int64 {
 // probe writes our own node and returns the ZooKeeper time of the write.
 func (c *checker) probe(ctx context.Context) (int64, error) {
 	if !c.ver.known {
-		_, st, err := c.m.client.Get(ctx, c.self)
-		if err != nil {
+		if _, err := c.readSelf(ctx); err != nil {
 			return 0, err
 		}
-		c.ver = ver{st.Version, true}
 	}
 	c.m.probes.Add(1)
 	st, err := c.m.client.Set(ctx, c.self, c.data, c.ver.v)
@@ -400,6 +411,23 @@ func (c *checker) probe(ctx context.Context) (int64, error) {
 	c.ver.v = st.Version
 	c.offset, c.anchored = st.Mtime-c.m.now().UnixMilli(), true // freshest anchor
 	return st.Mtime, nil
+}
+
+// readSelf reads our node and learns its version. After a probe whose
+// answer was lost it syncs first: the member we talk to now may not have
+// applied that probe, and its older version would fail our next write,
+// the "held" stamp included, with BadVersion.
+func (c *checker) readSelf(ctx context.Context) (*zk.Stat, error) {
+	get := c.m.client.Get
+	if !c.ver.known && c.anchored {
+		get = c.m.client.GetSynced
+	}
+	_, st, err := get(ctx, c.self)
+	if err != nil {
+		return nil, err
+	}
+	c.ver = ver{st.Version, true}
+	return st, nil
 }
 
 // observe learns from a ZooKeeper timestamp just read.

@@ -43,12 +43,17 @@ var opsWithPath = map[int32]bool{
 	OpGetChildren: true, OpSync: true, OpGetChildren2: true, OpCreate2: true, OpCreateContainer: true,
 }
 
+// readsWithWatch are the reads whose path is followed by a watch flag.
+var readsWithWatch = map[int32]bool{OpExists: true, OpGetData: true, OpGetChildren: true, OpGetChildren2: true}
+
 // Request is one request a Wire's client wrote after its handshake.
 type Request struct {
 	Conn int // which connection of the Wire, from 1
 	Xid  int32
 	Op   int32
 	Path string // "" for requests without one
+	// Watch is the watch flag of a read (exists, getData, getChildren).
+	Watch bool
 }
 
 // Reply is one frame from the server on its way to a Wire's client: the
@@ -237,6 +242,9 @@ func (c *wireConn) Write(p []byte) (int, error) {
 	r := Request{Conn: c.id, Xid: int32(binary.BigEndian.Uint32(p[4:8])), Op: int32(binary.BigEndian.Uint32(p[8:12]))}
 	if opsWithPath[r.Op] {
 		r.Path = readString(p[12:])
+		if at := 12 + 4 + len(r.Path); readsWithWatch[r.Op] && at < len(p) {
+			r.Watch = p[at] != 0
+		}
 	}
 	onRequest, _ := c.w.rules()
 	v := Pass
