@@ -16,8 +16,14 @@
 //     go to 1 at once.
 //  3. Wait until the watch fires (the holder deleted its node, or its
 //     session ended), ctx is done, or our own session ends. Then go to 1.
-//  4. Any other error (no permission, connection closed, ...) ends Lock
-//     with that error. Retrying it would hide the problem and spin.
+//  4. Any other error (no permission, an invalid ACL, ...) ends Lock with
+//     that error. Retrying it would hide the problem and spin. A
+//     connection the program has closed (Close) is one of these: Lock
+//     ends with an error wrapping zk.ErrConnectionClosed (zkop.ErrClosed).
+//     A connection that is only lost (broken, and being dialled again by
+//     go-zookeeper) is not: Lock waits for the client to be back and
+//     tries again, and gives up with the connection error only after a
+//     few failures in a row (see "Failure modes that remain").
 //
 // After a successful create, Lock reads the node back with a data watch
 // (internal/hold): its ephemeralOwner proves the node is ours, its czxid is
@@ -68,8 +74,9 @@
 //
 //   - Its acquire loop catches every exception and tries again forever: a
 //     missing permission, a closed connection or a bad path spin the CPU
-//     and the ensemble. Here only NodeExists leads to waiting; every other
-//     error is returned, wrapped (errors.Is works with go-zookeeper's
+//     and the ensemble. Here only NodeExists leads to waiting and only a
+//     lost connection to a retry; every other error, a closed connection
+//     included, is returned, wrapped (errors.Is works with go-zookeeper's
 //     errors, e.g. zk.ErrNoAuth).
 //   - Its release deletes with version -1, that is "whatever node is at the
 //     path". If our node already went away (session expired, an operator

@@ -130,15 +130,15 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 // It creates the lock path as an ephemeral node (and its missing parents
 // as persistent nodes). While another session holds the lock, Lock sets an
 // exists watch on the node and sleeps until the watch fires, then tries
-// again; every waiter does the same on every release. Any error other than
-// "node exists" ends the attempt and is returned.
+// again; every waiter does the same on every release. A lost connection
+// is retried for a while; any other error but "node exists" is returned.
 //
-// The node's data is a random id, new for every create: the path can not
-// tell our node from another client's, the id can. When ctx ends first,
-// Lock returns ctx.Err() and leaves nothing behind: a create whose answer
-// arrives later is undone in the background, and only a node that carries
-// our id is deleted. Once the create has succeeded, Lock finishes the
-// acquisition even if ctx ends meanwhile.
+// The node's data is a random id, one per call: its retried creates carry
+// the same id. The path can not tell our node from another client's, the
+// id can. When ctx ends first, Lock returns ctx.Err() and leaves nothing
+// behind: a create whose answer arrives later is undone in the background,
+// and only a node that carries our id is deleted. Once the create has
+// succeeded, Lock finishes the acquisition even if ctx ends meanwhile.
 func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
 
 // TryLock is Lock without the wait: when another session holds the lock it

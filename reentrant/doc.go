@@ -56,7 +56,10 @@
 //   - InMemory (the default, Curator's choice): the count is a field of the
 //     Mutex. A re-entry or an inner Unlock sends nothing to ZooKeeper.
 //   - InNode (the notes' way): the count is also in the node's data, and
-//     each re-entry and each inner Unlock is one versioned setData. The
+//     each re-entry and each inner Unlock is one versioned setData. That
+//     write fires the holder's own data watch on its node, which the hold
+//     monitor sets again at once with a getData: two requests from the
+//     holder per re-entry and per inner Unlock, and one notification. The
 //     depth is visible to inspection, and the write doubles as a check that
 //     the node is still ours: BadVersion (someone else wrote to our node) or
 //     NoNode (deleted) ends the hold as lost.
@@ -72,8 +75,12 @@
 //
 // In node mode each op is two quorum writes, each fsynced by a majority:
 // about 2 ms a write here, some 25,000 times the in-memory op. The 0.02 is
-// the holder's own data watch: every write fires it, and the hold monitor
-// sets it again at its next poll. The waiter columns are paid by someone
+// the holder's own data watch as the hold monitor handled it when these
+// runs were made: it set the watch again only at its next poll, so few
+// writes found one to fire. The monitor now sets it again as soon as it
+// fires (internal/hold), so by the code a node-mode op costs the holder
+// about 4 requests (two writes, two reads) and 2 notifications; the table
+// has not been measured again since. The waiter columns are paid by someone
 // else: the next contender in the queue watches the holder's node with a
 // data watch, so every count write wakes it and it reads the node again
 // (one notification and one request per write). The last Unlock costs

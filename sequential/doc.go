@@ -82,8 +82,12 @@
 // as ours only if its ephemeralOwner is the client's current session; a
 // node of an expired session is left to vanish and we create again on the
 // new session (TestFoundNodeOfAnotherSession, TestSessionExpiredDuringCreate).
-// Should a create whose answer was lost be applied after all, the twin is
-// deleted at the next listing.
+// Should a create whose answer was lost be applied after all, it leaves
+// a twin: a second node with our GUID. Every listing of the acquisition
+// while it waits deletes any twin it shows, and a failed Lock sweeps every
+// node with its GUID. Unlock deletes only the node it holds and never
+// looks for twins: one that no listing showed (it would sort behind ours)
+// stays in the queue until our session ends.
 //
 // # Nothing left behind
 //
@@ -95,26 +99,46 @@
 // which is usually the reason it runs. It gets a second of its own (or the
 // session timeout, if shorter), and what it can not finish by then, because
 // the ensemble can not be reached, goes on in the background until the
-// node is gone, the session has changed, or a session timeout has passed
-// (the servers have then expired the session and its nodes). So a Lock
-// cut off from the ensemble still returns about when its ctx ends
-// (TestCutOffWhileJoining), and the node goes as soon as the connection is
-// back. Unlock during a partition does the same, so the node is never
-// forgotten while the session lives (CURATOR-678, TestUnlockWhileCutOff).
+// node is gone, a server refuses the request outright, the connection's
+// session has changed (the old session's nodes went with it), or the
+// connection has been closed. It never stops because time has passed: an
+// ensemble without a quorum expires no session, so a client that gets
+// back after a long outage may still find its session, and its node,
+// alive (zkop.Client.Eventually). So a Lock cut off from the ensemble
+// still returns about when its ctx ends (TestCutOffWhileJoining), and the
+// node goes as soon as the connection is back. Unlock during a partition
+// does the same, so the node is never forgotten while the session lives
+// (CURATOR-678, TestUnlockWhileCutOff).
 //
 // # Other clients on the same path
 //
 // The sequence number is read from the end of every child's name, so
 // Curator (_c_<uuid>-lock-N), kazoo (<uuid>__lock__N) and go-zookeeper
 // (_c_<guid>-lock-N) contenders on the same path are queued with ours
-// (TestForeignChildren). After 2^31-1 creates under one lock path the
-// counter wraps to negative numbers. Sorting uses serial-number
-// arithmetic, which stays right across the wrap as long as the oldest
-// and the newest live contender are fewer than 2^31 creates apart
-// (kazoo #606; TestSortQueue). Curator and kazoo compare the numbers as
-// text and go-zookeeper as signed integers, so once the counter has
-// wrapped they no longer agree with us, or with each other, on the order:
-// mix clients on one path only while its counter is below 2^31.
+// (TestForeignChildren, with nodes made by hand; tests that run the real
+// clients are still to come, issue "Real peers"). That is only half of
+// mutual exclusion: the other client must honour our nodes too.
+//
+//   - Curator's InterProcessMutex (5.4) sorts children by the text after
+//     the last "lock-" in their names, which ours have: Curator and this
+//     package exclude each other.
+//   - kazoo's Lock (2.8) counts as contenders only children whose names
+//     end in "__lock__" and a sequence number, and ignores every other
+//     child. Built with its defaults it takes the lock while one of ours
+//     holds it; it honours ours only when built with
+//     extra_lock_patterns=["-lock-"].
+//   - Curator and kazoo on one path overlap whatever this package does:
+//     kazoo's names have no "lock-", so Curator sorts them by their whole
+//     name, which does not put them in sequence order with its own.
+//
+// After 2^31-1 creates under one lock path the counter wraps to negative
+// numbers. Sorting uses serial-number arithmetic, which stays right
+// across the wrap as long as the oldest and the newest live contender
+// are fewer than 2^31 creates apart (kazoo #606; TestSortQueue). Curator
+// and kazoo compare the numbers as text and go-zookeeper as signed
+// integers, so once the counter has wrapped they no longer agree with us,
+// or with each other, on the order: mix clients on one path only while
+// its counter is below 2^31.
 //
 // # Done, and why a holder still needs fencing
 //

@@ -13,14 +13,26 @@ import (
 	"unicode/utf8"
 )
 
+// MaxLen is the longest lock path Validate accepts, in bytes. ZooKeeper
+// sets no limit on a path as such, but a server refuses any packet longer
+// than its jute.maxbuffer (0xfffff bytes, just under 1 MiB, by default),
+// and every request of a lock carries the path whole. MaxLen keeps 64 KiB
+// of that for the rest of the request: its header, the child name the
+// queue-based locks append, the node's data and its ACL.
+const MaxLen = 1<<20 - 64<<10
+
 // Validate reports why p cannot name a lock, or nil if it can. The rules
 // are ZooKeeper's own (absolute, no empty, "." or ".." segments, no control
-// or reserved characters) plus two of ours: the root and the server's
-// reserved /zookeeper subtree are refused.
+// or reserved characters) plus three of ours: the root and the server's
+// reserved /zookeeper subtree are refused, and so is a path longer than
+// MaxLen, which would leave a request too little room under a server's
+// default packet limit (or exceed it).
 func Validate(p string) error {
 	switch {
 	case p == "":
 		return errors.New("path is empty")
+	case len(p) > MaxLen: // before the cases that quote p
+		return fmt.Errorf("path is %d bytes long, more than the %d a lock path may have (a server refuses requests over its jute.maxbuffer, about 1 MiB by default)", len(p), MaxLen)
 	case p[0] != '/':
 		return fmt.Errorf("path %q is not absolute", p)
 	case p == "/":

@@ -1,6 +1,7 @@
 package zkpath
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,11 +33,24 @@ func TestValidateRejectsBadPaths(t *testing.T) {
 		"reserved":        "/zookeeper",
 		"reserved child":  "/zookeeper/quota",
 		"relative dotdot": "..",
+		"2 MiB long":      "/" + strings.Repeat("a", 2<<20),
+		"one byte over":   "/" + strings.Repeat("a", MaxLen),
 	}
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {
 			assert.Error(t, Validate(p))
 		})
+	}
+}
+
+func TestValidateAcceptsAPathOfMaxLen(t *testing.T) {
+	assert.NoError(t, Validate("/"+strings.Repeat("a", MaxLen-1)))
+}
+
+func TestValidateLengthErrorSaysLengthAndLimit(t *testing.T) {
+	err := Validate("/" + strings.Repeat("a", 2<<20))
+	if assert.Error(t, err) {
+		assert.Equal(t, "path is 2097153 bytes long, more than the 983040 a lock path may have (a server refuses requests over its jute.maxbuffer, about 1 MiB by default)", err.Error())
 	}
 }
 
