@@ -19,6 +19,13 @@ import "context"
 // goes on writing after a loss it has not noticed presents its old token,
 // which the resource refuses once a newer holder has used its own.
 //
+// Every error of Lock, TryLock and Unlock (and of the constructors) reads
+// the same in every variant: the package, the operation and the lock path
+// once, then what went wrong ("sequential: lock /locks/orders: context
+// deadline exceeded"). errors.Is finds the variant's sentinels in it, the
+// go-zookeeper error behind it, and context.Canceled or
+// context.DeadlineExceeded when ctx ended the call.
+//
 // Done returns a channel that is closed when the current hold ends, either
 // because Unlock released it or because it was lost (node deleted, session
 // expired, or cut off from the ensemble long enough that the servers may

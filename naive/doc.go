@@ -126,6 +126,24 @@
 // theirs. The sequential recipe does not have this window: its node names
 // are unique.
 //
+// A second window comes from go-zookeeper, which keeps a request it could
+// not send yet across a reconnection, also one that finds the session
+// expired and opens a new session: the request then goes out on the new
+// session (TestQueuedDeleteOutlivesExpiredSession in internal/zkop shows
+// it). A versioned delete of the lock path queued while the client had
+// no connection would remove the next holder's node, since its version is
+// 0 like ours was. So no delete of the path is handed to go-zookeeper
+// unless the client is connected with the session that owns our node at
+// that very moment (zkop.Client.DeleteOnSession, in Unlock and in every
+// background clean-up, which also checks the node's czxid first). What
+// remains is a delete queued in the instant between that check and its
+// write, on a connection that dies in that instant, followed by a
+// reconnection that finds the session expired within one round of dials
+// (a member that accepts the connection and then stalls the handshake):
+// microseconds, and a session timeout of stalled dials on top. A name
+// that only this acquisition uses, as the sequential recipe's GUID, is
+// the cure for both windows.
+//
 // # Operation log
 //
 // WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger

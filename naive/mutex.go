@@ -15,6 +15,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
@@ -24,12 +25,12 @@ import (
 // that come from ZooKeeper also wrap go-zookeeper's error (zk.ErrNoAuth,
 // zk.ErrConnectionClosed, ...).
 var (
-	ErrBadPath       = errors.New("naive: invalid lock path")
-	ErrNilConn       = errors.New("naive: nil connection")
-	ErrLocked        = errors.New("naive: locked by another session")
-	ErrNotLocked     = errors.New("naive: lock not held")
-	ErrLockLost      = errors.New("naive: lock lost")
-	ErrAlreadyLocked = errors.New("naive: already locked by this mutex")
+	ErrBadPath       = errors.New("invalid lock path")
+	ErrNilConn       = errors.New("nil connection")
+	ErrLocked        = errors.New("locked by another session")
+	ErrNotLocked     = errors.New("lock not held")
+	ErrLockLost      = errors.New("lock lost")
+	ErrAlreadyLocked = errors.New("already locked by this mutex")
 )
 
 // Option configures a Mutex.
@@ -111,10 +112,10 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // and sends nothing to ZooKeeper.
 func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if conn == nil {
-		return nil, ErrNilConn
+		return nil, lockerr.Wrap("naive", "new", path, ErrNilConn)
 	}
 	if err := zkpath.Validate(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+		return nil, lockerr.Wrap("naive", "new", path, fmt.Errorf("%w: %v", ErrBadPath, err))
 	}
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: 10 * time.Second}
 	for _, opt := range opts {
@@ -139,17 +140,17 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 // behind: a create whose answer arrives later is undone in the background,
 // and only a node that carries our id is deleted. Once the create has
 // succeeded, Lock finishes the acquisition even if ctx ends meanwhile.
-func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.acquire(ctx, true)) }
 
 // TryLock is Lock without the wait: when another session holds the lock it
 // returns an error wrapping ErrLocked at once.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.acquire(ctx, false) }
+func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.acquire(ctx, false)) }
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	m.mu.Lock()
 	if m.state != idle {
 		m.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrAlreadyLocked, m.path)
+		return ErrAlreadyLocked
 	}
 	m.state = acquiring
 	m.mu.Unlock()
@@ -191,7 +192,7 @@ func (m *Mutex) logAcquire(ctx context.Context, h *holding, start time.Time) *op
 // late or missed by the look that followed it: a NodeExists then looks at
 // the node before it waits, or it would wait for its own node to go.
 func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
-	madeParents, unsure := false, false
+	madeParents, unsure, expired := false, false, 0
 	stamp := newStamp()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -211,17 +212,26 @@ func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
 		case errors.Is(err, zk.ErrNoNode) && !madeParents:
 			madeParents = true
 			if err := m.client.EnsureParents(ctx, m.path, zkpath.Ancestors(m.path), false, m.acl); err != nil {
-				return nil, m.wrap("create the parents of", ctx, err)
+				return nil, m.wrap("create the parents", ctx, err)
 			}
 		case errors.Is(err, zk.ErrNodeExists) && !wait:
-			return nil, fmt.Errorf("%w: %s: %w", ErrLocked, m.path, err)
+			return nil, fmt.Errorf("%w: %w", ErrLocked, err)
 		case errors.Is(err, zk.ErrNodeExists):
 			if err := m.awaitRelease(ctx); err != nil {
 				return nil, err
 			}
-		case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer):
+		case errors.Is(err, zk.ErrSessionExpired) && expired < findOwnTries:
+			// The node, if the create made it, went with that session:
+			// create again on the next one.
+			expired++
+			if err := zkop.Sleep(ctx, 20*time.Millisecond); err != nil {
+				return nil, err
+			}
+		case zkop.Transient(err):
 			// The create may have been applied and only its answer lost
-			// (ErrNoServer: it was never sent, and the look says so).
+			// (ErrConnectionClosed, or the raw network error when the
+			// connection broke as it was written; ErrNoServer: it was
+			// never sent, and the look says so).
 			unsure = true
 			h, ferr := m.findOwn(ctx, stamp)
 			if h != nil || ferr != nil {
@@ -284,7 +294,7 @@ func (m *Mutex) lookFailed(ctx context.Context, stamp []byte, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return err
 	}
-	return fmt.Errorf("naive: create %s: the connection went before the answer, and the node can not be looked for: %w", m.path, err)
+	return fmt.Errorf("create: the connection went before the answer, and the node can not be looked for: %w", err)
 }
 
 // create sends the create of the lock node, stamped with a random id,
@@ -309,7 +319,7 @@ func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 		return m.client.Conn.SessionID(), err
 	case <-ctx.Done():
 		go func() {
-			if err := <-answer; err == nil || errors.Is(err, zk.ErrConnectionClosed) {
+			if err := <-answer; err == nil || zkop.Transient(err) {
 				m.drop(stamp, 0)
 			}
 		}()
@@ -333,9 +343,13 @@ func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, e
 		// node died with the old one; this node is another Mutex's on the
 		// same connection.
 		mon.Release()
-		return nil, fmt.Errorf("%w: %s: session %#x ended right after the create", ErrLockLost, m.path, sid)
+		return nil, fmt.Errorf("%w: session %#x ended right after the create: %w", ErrLockLost, sid, hold.ErrSessionExpired)
+	case errors.Is(err, hold.ErrSessionExpired) && m.client.Conn.SessionID() == sid:
+		// Our session lives on, so the node of another session at our
+		// path is not ours: ours was deleted right after the create.
+		return nil, fmt.Errorf("%w: right after the create, the node was replaced: %w", ErrLockLost, hold.ErrNodeDeleted)
 	case errors.Is(err, hold.ErrNodeDeleted), errors.Is(err, hold.ErrSessionExpired):
-		return nil, fmt.Errorf("%w: %s: right after the create: %w", ErrLockLost, m.path, err)
+		return nil, fmt.Errorf("%w: right after the create: %w", ErrLockLost, err)
 	default:
 		m.drop(stamp, 0)
 		return nil, m.wrap("read back", ctx, err)
@@ -370,9 +384,9 @@ func (m *Mutex) awaitRelease(ctx context.Context) error {
 		if e.Type == zk.EventNotWatching {
 			// The session expired or the connection was closed.
 			if errors.Is(e.Err, zk.ErrSessionExpired) {
-				return fmt.Errorf("%w: %s: session expired while waiting: %w", ErrLockLost, m.path, e.Err)
+				return fmt.Errorf("%w: session expired while waiting: %w", ErrLockLost, e.Err)
 			}
-			return fmt.Errorf("naive: wait for %s: %w", m.path, e.Err)
+			return fmt.Errorf("wait: %w", e.Err)
 		}
 		return nil // deleted (or changed): try again
 	}
@@ -389,11 +403,13 @@ func (m *Mutex) awaitRelease(ctx context.Context) error {
 // next Lock. When the delete can not be sent now (ctx ends, connection
 // down) it is retried in the background until it succeeds or the session
 // ends, and Unlock returns nil: the node can not outlive the session.
-func (m *Mutex) Unlock(ctx context.Context) error {
+func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.unlock(ctx)) }
+
+func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Lock()
 	if m.state != held {
 		m.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrNotLocked, m.path)
+		return ErrNotLocked
 	}
 	h := m.cur
 	m.state, m.cur = releasing, nil
@@ -411,7 +427,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	err := m.deleteOwn(ctx, h)
 	if lost != nil {
 		h.log.Lost(ctx, lost) // written already by the monitor
-		return fmt.Errorf("%w: %s: %w", ErrLockLost, m.path, lost)
+		return fmt.Errorf("%w: %w", ErrLockLost, lost)
 	}
 	if errors.Is(err, ErrLockLost) {
 		h.log.Lost(ctx, err)
@@ -425,22 +441,26 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 	for range 3 { // a BadVersion (our node's data changed under us) reads again
 		if m.client.Conn.SessionID() != h.session {
-			return fmt.Errorf("%w: %s: session %#x ended: %w", ErrLockLost, m.path, h.session, hold.ErrSessionExpired)
+			return fmt.Errorf("%w: session %#x ended: %w", ErrLockLost, h.session, hold.ErrSessionExpired)
 		}
 		_, stat, err := m.client.Get(ctx, m.path)
 		if err == nil {
 			if stat.EphemeralOwner != h.session || stat.Czxid != h.czxid {
-				return fmt.Errorf("%w: %s now belongs to session %#x: %w", ErrLockLost, m.path, stat.EphemeralOwner, hold.ErrNodeDeleted)
+				return fmt.Errorf("%w: the node now belongs to session %#x: %w", ErrLockLost, stat.EphemeralOwner, hold.ErrNodeDeleted)
 			}
-			err = m.client.Delete(ctx, m.path, stat.Version)
+			// Never queued without our session: it would go out on the
+			// next one, and version 0 matches the next holder's node too.
+			err = m.client.DeleteOnSession(ctx, m.path, stat.Version, h.session)
 		}
 		switch {
 		case err == nil:
 			return nil
+		case errors.Is(err, zk.ErrSessionExpired):
+			return fmt.Errorf("%w: session %#x ended: %w", ErrLockLost, h.session, hold.ErrSessionExpired)
 		case errors.Is(err, zk.ErrBadVersion):
 			continue
 		case errors.Is(err, zk.ErrNoNode):
-			return fmt.Errorf("%w: %s was deleted: %w", ErrLockLost, m.path, err)
+			return fmt.Errorf("%w: the node was deleted: %w", ErrLockLost, err)
 		case retryLater(err):
 			m.drop(h.stamp, h.czxid)
 			return nil
@@ -448,21 +468,24 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 			return m.wrap("delete", ctx, err)
 		}
 	}
-	return fmt.Errorf("naive: delete %s: its version keeps changing", m.path)
+	return errors.New("delete: the node's version keeps changing")
 }
 
 // drop deletes the lock node in the background (zkop's Eventually: while
 // the connection keeps this session, until it is closed) if it carries
 // stamp, is that very node when czxid is not 0, and belongs to the
-// connection's current session. A node that is gone or not ours ends it.
+// session the connection has now. A node that is gone or not ours ends
+// it. Each delete is checked against that session right before it is
+// sent (zkop.Client.DeleteOnSession).
 func (m *Mutex) drop(stamp []byte, czxid int64) {
+	sid := m.client.Conn.SessionID()
 	m.client.Eventually(func(ctx context.Context) (bool, error) {
 		data, stat, err := m.client.GetSynced(ctx, m.path) // the node may be from a create whose answer was lost
 		if err == nil {
-			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != m.client.Conn.SessionID() {
+			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != sid {
 				return true, nil
 			}
-			err = m.client.Delete(ctx, m.path, stat.Version)
+			err = m.client.DeleteOnSession(ctx, m.path, stat.Version, sid)
 		}
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
@@ -492,8 +515,11 @@ func (m *Mutex) wrap(step string, ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return err
 	}
-	return fmt.Errorf("naive: %s %s: %w", step, m.path, err)
+	return fmt.Errorf("%s: %w", step, err)
 }
+
+// fail gives an error of the API the package's prefix (internal/lockerr).
+func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("naive", op, m.path, err) }
 
 // Token returns the fencing token of the current hold, the czxid of the
 // lock node, or 0 when the lock is not held. Tokens of successive holds

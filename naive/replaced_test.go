@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,10 +63,43 @@ func TestReplacedNodeOnSameSessionEndsHold(t *testing.T) {
 	}
 
 	locktest.RequireClosedWithin(t, a.Done(), 3*time.Second, "A, whose node was replaced by B's on the same session")
-	if err := a.Unlock(ctx); !errors.Is(err, naive.ErrLockLost) {
+	err := a.Unlock(ctx)
+	if !errors.Is(err, naive.ErrLockLost) {
 		t.Errorf("A: Unlock after its node was replaced: %v, want ErrLockLost", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "session expired") {
+		t.Errorf("A: Unlock: %v; the session lives on: the reason is the node, replaced", err)
 	}
 	if ok, _, err := admin.Exists(path); err != nil || !ok {
 		t.Errorf("A's Unlock must not delete B's node: exists=%v, %v", ok, err)
+	}
+}
+
+// A create whose write fails with a network error (the connection broke
+// as it was written) has an unknown outcome, like one whose answer was
+// lost: Lock looks for its node once the client is back and goes on,
+// rather than returning the raw error and leaving a node it may have made.
+func TestCreateWriteErrorIsRetried(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := zktest.NewWire(t)
+	failed := false
+	w.OnRequest(func(r zktest.Request) zktest.Verdict {
+		if !failed && (r.Op == zktest.OpCreate || r.Op == zktest.OpCreate2) {
+			failed = true
+			return zktest.FailWrite
+		}
+		return zktest.Pass
+	})
+	path := zktest.LockPath(t)
+	m := newMutex(t, zktest.Connect(t, zktest.WithDialer(w.Dialer())), path, zktest.DefaultSessionTimeout)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatalf("Lock after a create whose write failed: %v; want the lock", err)
+	}
+	if !failed {
+		t.Fatal("no create was sent")
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Errorf("Unlock: %v", err)
 	}
 }

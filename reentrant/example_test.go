@@ -2,6 +2,7 @@ package reentrant_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zklocks/zklocks/internal/zktest"
@@ -35,23 +36,23 @@ func ExampleWithOwner() {
 			work(depth + 1)
 			return
 		}
-		fmt.Println(m.TryLock(other))
-		fmt.Println(m.Unlock(other))
+		fmt.Println("job-43 TryLock, locked:", errors.Is(m.TryLock(other), reentrant.ErrLocked))
+		fmt.Println("job-43 Unlock, not the owner:", errors.Is(m.Unlock(other), reentrant.ErrNotOwner))
 		cs, _ := sequential.Contenders(context.Background(), conn, path)
 		h, _ := reentrant.ParseHolder(cs[0].Data)
 		fmt.Printf("%d node, held by %s, count kept in %s\n", len(cs), h.Owner, h.Mode)
 	}
 	work(1)
-	fmt.Println(m.Unlock(job))
+	fmt.Println("one Unlock too many, not held:", errors.Is(m.Unlock(job), reentrant.ErrNotLocked))
 
 	// Output:
 	// depth 1: count 1
 	// depth 2: count 2
 	// depth 3: count 3
-	// reentrant: locked by another owner or session: held by owner "job-42"
-	// reentrant: not the owner: held by owner "job-42"
+	// job-43 TryLock, locked: true
+	// job-43 Unlock, not the owner: true
 	// 1 node, held by job-42, count kept in memory
-	// reentrant: lock not held
+	// one Unlock too many, not held: true
 }
 
 // With InNode the count is written into the node at every step, where any

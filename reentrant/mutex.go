@@ -25,14 +25,14 @@ import (
 // errors.Is(err, reentrant.ErrLockLost) and
 // errors.Is(err, sequential.ErrLockLost) are both true.
 var (
-	ErrBadPath       = errors.New("reentrant: invalid lock path")
-	ErrNilConn       = errors.New("reentrant: nil connection")
-	ErrLocked        = errors.New("reentrant: locked by another owner or session")
-	ErrNotLocked     = errors.New("reentrant: lock not held")
-	ErrLockLost      = errors.New("reentrant: lock lost")
-	ErrAlreadyLocked = errors.New("reentrant: already being acquired by this owner")
-	ErrNoOwner       = errors.New("reentrant: no owner in context")
-	ErrNotOwner      = errors.New("reentrant: not the owner")
+	ErrBadPath       = errors.New("invalid lock path")
+	ErrNilConn       = errors.New("nil connection")
+	ErrLocked        = errors.New("locked by another owner or session")
+	ErrNotLocked     = errors.New("lock not held")
+	ErrLockLost      = errors.New("lock lost")
+	ErrAlreadyLocked = errors.New("already being acquired by this owner")
+	ErrNoOwner       = errors.New("no owner in context")
+	ErrNotOwner      = errors.New("not the owner")
 )
 
 // Option configures a Mutex.
@@ -132,17 +132,17 @@ type lostHold struct {
 // sends no request.
 func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if conn == nil {
-		return nil, ErrNilConn
+		return nil, lockerr.Wrap("reentrant", "new", path, ErrNilConn)
 	}
 	if err := zkpath.Validate(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+		return nil, lockerr.Wrap("reentrant", "new", path, fmt.Errorf("%w: %v", ErrBadPath, err))
 	}
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: sequential.DefaultSessionTimeout, mode: InMemory}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.mode != InMemory && o.mode != InNode {
-		return nil, fmt.Errorf("reentrant: unknown count mode %d", int(o.mode))
+		return nil, lockerr.Wrap("reentrant", "new", path, fmt.Errorf("unknown count mode %d", int(o.mode)))
 	}
 	host, _ := os.Hostname()
 	m := &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout),
@@ -158,7 +158,8 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // long as it takes or until ctx is done (a done ctx fails even a
 // re-entry). If that owner already holds it, Lock only counts one more
 // level and returns at once (InMemory: no request; InNode: one versioned
-// write). Another owner of this Mutex waits
+// write of the count, and the read that re-arms the hold's watch on the
+// node after it). Another owner of this Mutex waits
 // until the holder has fully released it. Lock without an owner fails with
 // ErrNoOwner; Lock while the same owner's first Lock is still waiting fails
 // with ErrAlreadyLocked.
@@ -166,12 +167,12 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // A hold that has been lost is never re-entered: Lock then queues for a new
 // node like any contender, and the Unlocks still owed to the lost hold
 // return ErrLockLost.
-func (m *Mutex) Lock(ctx context.Context) error { return m.lock(ctx, true) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.lock(ctx, true)) }
 
 // TryLock is Lock without waiting for another holder: it fails with
 // ErrLocked when another owner, here or elsewhere, holds the lock. A
 // re-entry succeeds as with Lock.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.lock(ctx, false) }
+func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.lock(ctx, false)) }
 
 func (m *Mutex) lock(ctx context.Context, wait bool) error {
 	owner, ok := OwnerFrom(ctx)
@@ -445,7 +446,9 @@ func (m *Mutex) release(ctx context.Context, h *holding) error {
 // ErrNotLocked (nobody does) and changes nothing; without an owner it fails
 // with ErrNoOwner. After the owner's hold was lost, each Unlock still owed
 // to it returns ErrLockLost.
-func (m *Mutex) Unlock(ctx context.Context) error {
+func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.unlock(ctx)) }
+
+func (m *Mutex) unlock(ctx context.Context) error {
 	owner, ok := OwnerFrom(ctx)
 	if !ok {
 		return ErrNoOwner
@@ -500,7 +503,7 @@ func (m *Mutex) reapLocked() *sequential.Mutex {
 	if h == nil || !h.held || h.releasing || !isClosed(h.seq.Done()) {
 		return nil
 	}
-	m.loseLocked(h, h.count, fmt.Errorf("%w (%w)", ErrLockLost, h.seq.Err()))
+	m.loseLocked(h, h.count, translate(h.seq.Err()))
 	return h.seq
 }
 
@@ -631,9 +634,12 @@ func (m *Mutex) Stats() zklocks.Stats {
 	return s
 }
 
-// translate gives an error of the sequential lock underneath this
-// package's name (see lockerr.FromSequential).
-func translate(err error) error { return lockerr.FromSequential("reentrant", sentinels, err) }
+// translate takes an error of the sequential lock underneath as a cause
+// of ours (see lockerr.Rebrand).
+func translate(err error) error { return lockerr.Rebrand(err, sequential.Sentinels, sentinels) }
+
+// fail gives an error of the API the package's prefix (internal/lockerr).
+func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("reentrant", op, m.path, err) }
 
 var sentinels = lockerr.Sentinels{BadPath: ErrBadPath, NilConn: ErrNilConn, Locked: ErrLocked,
 	NotLocked: ErrNotLocked, LockLost: ErrLockLost, AlreadyLocked: ErrAlreadyLocked}

@@ -249,7 +249,7 @@ func TestNonOwner(t *testing.T) {
 
 		err := m.Unlock(b)
 		assert.ErrorIs(t, err, reentrant.ErrNotOwner)
-		assert.EqualError(t, err, `reentrant: not the owner: held by owner "a"`)
+		assert.EqualError(t, err, `reentrant: unlock `+path+`: not the owner: held by owner "a"`)
 		assert.ErrorIs(t, m.TryLock(b), reentrant.ErrLocked)
 
 		// Another Mutex (same session) and another session: not owners either.

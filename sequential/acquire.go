@@ -83,14 +83,14 @@ func (m *Mutex) occupant(ctx context.Context) (string, error) {
 	// Unlock returned could still see that session's node on a lagging
 	// follower and fail although the lock is free.
 	if err := m.c.Sync(ctx, m.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return "", fmt.Errorf("sequential: sync %s: %w", m.path, err)
+		return "", fmt.Errorf("sync: %w", err)
 	}
 	kids, err := m.c.Children(ctx, m.path)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return "", nil
 	case err != nil:
-		return "", fmt.Errorf("sequential: list %s: %w", m.path, err)
+		return "", fmt.Errorf("list: %w", err)
 	}
 	if q := sortQueue(kids); len(q) > 0 {
 		return q[0].name, nil
@@ -116,7 +116,7 @@ func (m *Mutex) create(ctx context.Context, a *attempt) error {
 	parents := 0
 	for {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+			return err
 		}
 		var names []string
 		node, err := m.c.Create(ctx, prefix, m.opts.data, createFlags, m.opts.acl)
@@ -128,32 +128,32 @@ func (m *Mutex) create(ctx context.Context, a *attempt) error {
 			// server removes once its last child is gone) and try again.
 			parents++
 			if err := m.c.EnsureParents(ctx, m.path, zkpath.Ancestors(m.path), true, m.opts.acl); err != nil {
-				return fmt.Errorf("sequential: create %s: %w", m.path, err)
+				return fmt.Errorf("create the parents: %w", err)
 			}
 			continue
 		case errors.Is(err, zk.ErrSessionExpired):
 			if err := b.pause(ctx, err, maxRetries, nil); err != nil {
-				return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+				return err
 			}
 			continue
 		case zkop.Transient(err), ctx.Err() != nil:
 			a.unsure = true
 			if ctx.Err() != nil {
-				return fmt.Errorf("sequential: lock %s: %w", m.path, ctx.Err())
+				return ctx.Err()
 			}
 			if err := m.retryWhenBack(ctx, b, err, maxRetries, nil); err != nil {
-				return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+				return err
 			}
 			for names, err = m.findOurs(ctx, a.guid); err != nil; names, err = m.findOurs(ctx, a.guid) {
 				if !zkop.Transient(err) || ctx.Err() != nil {
-					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+					return err
 				}
 				if err := m.retryWhenBack(ctx, b, err, maxRetries, nil); err != nil {
-					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+					return err
 				}
 			}
 		default:
-			return fmt.Errorf("sequential: create in %s: %w", m.path, err)
+			return fmt.Errorf("create: %w", err)
 		}
 		for _, name := range names {
 			ok, err := m.adopt(ctx, a, name, b)
@@ -213,10 +213,10 @@ func (m *Mutex) adopt(ctx context.Context, a *attempt, name string, b *backoff) 
 			return false, nil
 		case zkop.Transient(err) && ctx.Err() == nil:
 			if err := m.retryWhenBack(ctx, b, err, maxRetries, nil); err != nil {
-				return false, fmt.Errorf("sequential: lock %s: %w", m.path, err)
+				return false, err
 			}
 		default:
-			return false, fmt.Errorf("sequential: lock %s: watch %s: %w", m.path, name, err)
+			return false, fmt.Errorf("watch %s: %w", name, err)
 		}
 	}
 }
@@ -245,7 +245,7 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 			if q, idx, err = m.position(ctx, a); err != nil {
 				if zkop.Transient(err) && ctx.Err() == nil {
 					if err := m.retryWhenBack(ctx, &b, err, 0, a.mon); err != nil {
-						return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+						return err
 					}
 					continue
 				}
@@ -273,11 +273,11 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 				continue
 			case zkop.Transient(err) && ctx.Err() == nil:
 				if err := m.retryWhenBack(ctx, &b, err, 0, a.mon); err != nil {
-					return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+					return err
 				}
 				continue
 			case err != nil:
-				return fmt.Errorf("sequential: lock %s: watch %s: %w", m.path, pred, err)
+				return fmt.Errorf("watch %s: %w", pred, err)
 			}
 			if m.opts.log != nil && watched != pred {
 				m.opts.log.Wait(ctx, a.node, predPath, idx, m.c.Conn.SessionID())
@@ -292,9 +292,9 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 			again, err = h(ctx, WaitState{Head: m.path + "/" + q[0].name, Self: a.node})
 			switch {
 			case err != nil && ctx.Err() != nil:
-				return fmt.Errorf("sequential: lock %s: %w", m.path, ctx.Err())
+				return ctx.Err()
 			case err != nil:
-				return fmt.Errorf("sequential: lock %s: wait hook: %w", m.path, err)
+				return fmt.Errorf("wait hook: %w", err)
 			}
 		}
 		var wake <-chan time.Time
@@ -318,7 +318,7 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 				return lostError(hold.ErrSessionExpired)
 			case e.Type == zk.EventNotWatching:
 				stopTimer(timer)
-				return fmt.Errorf("sequential: lock %s: %w", m.path, e.Err)
+				return fmt.Errorf("wait: %w", e.Err)
 			default:
 				list = true
 			}
@@ -332,7 +332,7 @@ func (m *Mutex) await(ctx context.Context, a *attempt, wait bool) error {
 			return lostError(a.mon.Err())
 		case <-ctx.Done():
 			stopTimer(timer)
-			return fmt.Errorf("sequential: lock %s: %w", m.path, ctx.Err())
+			return ctx.Err()
 		}
 		stopTimer(timer)
 	}
@@ -358,7 +358,7 @@ func (m *Mutex) position(ctx context.Context, a *attempt) ([]entry, int, error) 
 		return nil, -1, lostError(hold.ErrNodeDeleted)
 	}
 	if err != nil {
-		return nil, -1, fmt.Errorf("sequential: list %s: %w", m.path, err)
+		return nil, -1, fmt.Errorf("list: %w", err)
 	}
 	q := sortQueue(kids)
 	idx := -1
@@ -371,7 +371,7 @@ func (m *Mutex) position(ctx context.Context, a *attempt) ([]entry, int, error) 
 			// By name, not version: a node named with our GUID can only be
 			// one this acquisition created.
 			if err := m.c.Delete(ctx, m.path+"/"+e.name, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-				return nil, -1, fmt.Errorf("sequential: delete twin %s: %w", e.name, err)
+				return nil, -1, fmt.Errorf("delete twin %s: %w", e.name, err)
 			}
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
@@ -22,12 +23,12 @@ import (
 // Errors returned by this package. Errors from ZooKeeper and from the
 // context are wrapped, so errors.Is works for them as well.
 var (
-	ErrBadPath       = errors.New("sequential: invalid lock path")
-	ErrNilConn       = errors.New("sequential: nil connection")
-	ErrLocked        = errors.New("sequential: locked by another session")
-	ErrNotLocked     = errors.New("sequential: lock not held")
-	ErrLockLost      = errors.New("sequential: lock lost")
-	ErrAlreadyLocked = errors.New("sequential: already locked by this mutex")
+	ErrBadPath       = errors.New("invalid lock path")
+	ErrNilConn       = errors.New("nil connection")
+	ErrLocked        = errors.New("locked by another session")
+	ErrNotLocked     = errors.New("lock not held")
+	ErrLockLost      = errors.New("lock lost")
+	ErrAlreadyLocked = errors.New("already locked by this mutex")
 )
 
 // DefaultSessionTimeout is the session timeout assumed when
@@ -155,10 +156,10 @@ type attempt struct {
 // are created by the first Lock that finds them missing.
 func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if conn == nil {
-		return nil, ErrNilConn
+		return nil, lockerr.Wrap("sequential", "new", path, ErrNilConn)
 	}
 	if err := zkpath.Validate(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+		return nil, lockerr.Wrap("sequential", "new", path, fmt.Errorf("%w: %v", ErrBadPath, err))
 	}
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: DefaultSessionTimeout}
 	for _, opt := range opts {
@@ -178,18 +179,18 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 // or, when the ensemble can not be reached, is deleted in the background
 // as soon as it can be (or goes with the session). It does not wait for
 // the ensemble: Lock returns at most about a second after ctx ends.
-func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.acquire(ctx, true)) }
 
 // TryLock takes the lock only if nobody is in the queue, without waiting.
 // It fails with ErrLocked otherwise. It first syncs its server with the
 // leader, so it sees every release that completed before it was called;
 // when the queue is occupied it costs a sync and one read, and writes
 // nothing.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.acquire(ctx, false) }
+func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.acquire(ctx, false)) }
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sequential: lock %s: %w", m.path, err)
+		return err
 	}
 	a := &attempt{guid: newGUID()}
 	m.mu.Lock()
@@ -254,7 +255,9 @@ func (m *Mutex) run(ctx context.Context, a *attempt, wait bool) error {
 // the node, if it still exists, is deleted in either case. When the
 // ensemble can not be reached (or ctx ends) the delete goes on in the
 // background until it succeeds or the session ends, and Unlock returns nil.
-func (m *Mutex) Unlock(ctx context.Context) error {
+func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.unlock(ctx)) }
+
+func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Lock()
 	if m.state != held {
 		m.mu.Unlock()
@@ -284,7 +287,7 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		return lost
 	}
 	if err != nil {
-		err = fmt.Errorf("sequential: unlock %s: %w", a.node, err)
+		err = fmt.Errorf("delete %s: %w", a.node, err)
 	}
 	a.log.Release(ctx, err)
 	return err
@@ -356,6 +359,14 @@ func (m *Mutex) Node() string {
 func (m *Mutex) Stats() zklocks.Stats { return m.c.Stats() }
 
 func lostError(reason error) error { return fmt.Errorf("%w: %w", ErrLockLost, reason) }
+
+// Sentinels are this package's sentinel errors, for the locks built on
+// it (internal/lockerr.Rebrand). Not part of the API.
+var Sentinels = lockerr.Sentinels{BadPath: ErrBadPath, NilConn: ErrNilConn, Locked: ErrLocked,
+	NotLocked: ErrNotLocked, LockLost: ErrLockLost, AlreadyLocked: ErrAlreadyLocked}
+
+// fail gives an error of the API the package's prefix (internal/lockerr).
+func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("sequential", op, m.path, err) }
 
 // newGUID returns the 128-bit random identifier of one acquisition, as 32
 // hex digits. A variable so that a test can pin it.

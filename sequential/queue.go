@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 )
@@ -154,18 +155,20 @@ type Contender struct {
 // for deciding who holds it.
 func Contenders(ctx context.Context, conn *zk.Conn, path string) ([]Contender, error) {
 	if conn == nil {
-		return nil, ErrNilConn
+		return nil, lockerr.Wrap("sequential", "contenders", path, ErrNilConn)
 	}
 	if err := zkpath.Validate(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+		return nil, lockerr.Wrap("sequential", "contenders", path, fmt.Errorf("%w: %v", ErrBadPath, err))
 	}
-	return contenders(ctx, zkop.New(conn, DefaultSessionTimeout), path)
+	cs, err := contenders(ctx, zkop.New(conn, DefaultSessionTimeout), path)
+	return cs, lockerr.Wrap("sequential", "contenders", path, err)
 }
 
 // Contenders is the package function Contenders for this Mutex's lock
 // path, counted in its Stats.
 func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
-	return contenders(ctx, m.c, m.path)
+	cs, err := contenders(ctx, m.c, m.path)
+	return cs, m.fail("contenders", err)
 }
 
 // maxParallelReads bounds the reads Contenders keeps in flight at once.
@@ -177,7 +180,7 @@ func contenders(ctx context.Context, c *zkop.Client, path string) ([]Contender, 
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sequential: list %s: %w", path, err)
+		return nil, fmt.Errorf("list: %w", err)
 	}
 	q := sortQueue(kids)
 	out := make([]*Contender, len(q))
@@ -191,7 +194,7 @@ func contenders(ctx context.Context, c *zkop.Client, path string) ([]Contender, 
 			case errors.Is(err, zk.ErrNoNode):
 				return nil // left the queue since the listing
 			case err != nil:
-				return fmt.Errorf("sequential: read %s: %w", node, err)
+				return fmt.Errorf("read %s: %w", node, err)
 			}
 			out[i] = &Contender{Node: node, Seq: int64(e.seq), Data: data, Stat: *stat}
 			return nil

@@ -96,7 +96,8 @@ type leaseHold struct {
 	data  []byte // encodeLease(lease, true)
 	lease time.Duration
 
-	ver ver // our node's data version, owned by the renewal goroutine
+	ver     ver   // our node's data version, owned by the renewal goroutine
+	session int64 // the session that holds the node
 
 	lastOK time.Time // local send time of the last renewal that succeeded
 
@@ -239,17 +240,30 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 		return every, nil // Unlock: the loop ends at its next select
 	case isClosed(h.seq.Done()):
 		return 0, h.m.seqLoss(h.seq.Err())
-	case errors.Is(err, zk.ErrNoNode):
-		return 0, fmt.Errorf("%w (%w): renewal found the node gone: %w", ErrLockLost, ErrEvicted, err)
-	case errors.Is(err, zk.ErrBadVersion):
-		return 0, fmt.Errorf("%w (%w): another client wrote our node: %w", ErrLockLost, ErrEvicted, err)
-	case errors.Is(err, hold.ErrSessionExpired):
-		return 0, fmt.Errorf("%w: %w", ErrLockLost, err)
+	}
+	if lost := renewalLoss(err, h.m.conn.SessionID() != h.session); lost != nil {
+		return 0, lost
 	}
 	// Connection trouble or a slow answer: try again soon, and no later
 	// than the give-up time, so that the hold ends on time if the
 	// connection does not come back.
 	return max(min(every/renewalsPerLease, giveUpAt.Sub(h.m.now())), time.Millisecond), nil
+}
+
+// renewalLoss says what a failed renewal means: the hold's loss, or nil
+// for "try again". Our node gone or written by another client is an
+// eviction, unless the connection has a new session: the node went with
+// the old one.
+func renewalLoss(err error, sessionChanged bool) error {
+	switch {
+	case sessionChanged || errors.Is(err, hold.ErrSessionExpired) || errors.Is(err, zk.ErrSessionExpired):
+		return fmt.Errorf("%w: renewal: %w", ErrLockLost, hold.ErrSessionExpired)
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%w (%w): renewal found the node gone: %w", ErrLockLost, ErrEvicted, err)
+	case errors.Is(err, zk.ErrBadVersion):
+		return fmt.Errorf("%w (%w): another client wrote our node: %w", ErrLockLost, ErrEvicted, err)
+	}
+	return nil
 }
 
 // end ends the hold: reason nil for a release, else why it was lost.
@@ -449,6 +463,8 @@ func (c *checker) failed(ctx context.Context, what string, err error, onHead boo
 		// Whatever the request said, the caller gave up: say that. (A
 		// head that left just as ctx ended once came out as NoNode.)
 		return 0, ctx.Err()
+	case errors.Is(err, zk.ErrSessionExpired):
+		return 0, fmt.Errorf("%w: %s: %w", ErrLockLost, what, hold.ErrSessionExpired)
 	case errors.Is(err, zk.ErrNoNode) && onHead:
 		return relistSoon, nil // the head left: the sequential lock lists again
 	case errors.Is(err, zk.ErrNoNode):
@@ -458,5 +474,5 @@ func (c *checker) failed(ctx context.Context, what string, err error, onHead boo
 	case zkop.Transient(err):
 		return retryAfter, nil
 	}
-	return 0, fmt.Errorf("timeout: lease check: %s: %w", what, err)
+	return 0, fmt.Errorf("lease check: %s: %w", what, err)
 }

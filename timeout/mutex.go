@@ -26,16 +26,16 @@ import (
 // sequential.ErrLockLost) are both true. A hold lost to its lease is
 // ErrLockLost and also ErrEvicted or ErrLeaseExpired.
 var (
-	ErrBadPath       = errors.New("timeout: invalid lock path")
-	ErrNilConn       = errors.New("timeout: nil connection")
-	ErrLocked        = errors.New("timeout: locked by another session")
-	ErrNotLocked     = errors.New("timeout: lock not held")
-	ErrLockLost      = errors.New("timeout: lock lost")
-	ErrAlreadyLocked = errors.New("timeout: already locked by this mutex")
-	ErrBadLease      = errors.New("timeout: invalid lease")
-	ErrWaitTimeout   = errors.New("timeout: wait bound passed")
-	ErrEvicted       = errors.New("timeout: evicted")
-	ErrLeaseExpired  = errors.New("timeout: lease not renewed in time")
+	ErrBadPath       = errors.New("invalid lock path")
+	ErrNilConn       = errors.New("nil connection")
+	ErrLocked        = errors.New("locked by another session")
+	ErrNotLocked     = errors.New("lock not held")
+	ErrLockLost      = errors.New("lock lost")
+	ErrAlreadyLocked = errors.New("already locked by this mutex")
+	ErrBadLease      = errors.New("invalid lease")
+	ErrWaitTimeout   = errors.New("wait bound passed")
+	ErrEvicted       = errors.New("evicted")
+	ErrLeaseExpired  = errors.New("lease not renewed in time")
 )
 
 // MinLease is the shortest lease WithLease accepts. A renewal every
@@ -127,17 +127,17 @@ type holding struct {
 // sends no request.
 func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if conn == nil {
-		return nil, ErrNilConn
+		return nil, lockerr.Wrap("timeout", "new", path, ErrNilConn)
 	}
 	if err := zkpath.Validate(path); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPath, err)
+		return nil, lockerr.Wrap("timeout", "new", path, fmt.Errorf("%w: %v", ErrBadPath, err))
 	}
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: sequential.DefaultSessionTimeout, now: time.Now}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.lease != 0 && (o.lease < MinLease || o.lease%time.Millisecond != 0) {
-		return nil, fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, o.lease, MinLease)
+		return nil, lockerr.Wrap("timeout", "new", path, fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, o.lease, MinLease))
 	}
 	return &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout), now: o.now,
 		log: oplog.New(o.logger, "timeout", path, oplog.Reason{Err: ErrEvicted, Name: oplog.ReasonEvicted},
@@ -151,11 +151,11 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // lease has run out. With a lease, Lock returns once the hold's lease is
 // stamped. On any failure our node is deleted before Lock returns (or, if
 // the connection is down, in the background until the session ends).
-func (m *Mutex) Lock(ctx context.Context) error { return m.acquire(ctx, true) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.acquire(ctx, true)) }
 
 // TryLock is Lock without waiting: it fails with ErrLocked when another
 // contender holds the lock or is ahead of us in the queue.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.acquire(ctx, false) }
+func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.acquire(ctx, false)) }
 
 // LockTimeout is Lock with a bound on the wait: after d it gives up,
 // deletes our node, and returns an error that is both ErrWaitTimeout and
@@ -169,9 +169,9 @@ func (m *Mutex) LockTimeout(ctx context.Context, d time.Duration) error {
 	defer cancel()
 	err := m.acquire(bounded, true)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(bounded), ErrWaitTimeout) {
-		return fmt.Errorf("%w after %v: %w", ErrWaitTimeout, d, context.DeadlineExceeded)
+		err = fmt.Errorf("%w after %v: %w", ErrWaitTimeout, d, context.DeadlineExceeded)
 	}
-	return err
+	return m.fail("lock", err)
 }
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
@@ -237,7 +237,7 @@ func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, w
 	}
 	lctx, cancel := context.WithCancel(context.Background())
 	h.lease = &leaseHold{m: m, seq: seq, log: h.log, node: seq.Node(), data: encodeLease(m.opts.lease, true),
-		lease: m.opts.lease, ver: ver{0, true}, ctx: lctx, cancel: cancel,
+		lease: m.opts.lease, ver: ver{0, true}, session: m.conn.SessionID(), ctx: lctx, cancel: cancel,
 		done: make(chan struct{}), exited: make(chan struct{})}
 	if chk.self == h.lease.node {
 		h.lease.ver = chk.ver // we waited, and our probes moved the version
@@ -248,7 +248,7 @@ func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, w
 			err = fmt.Errorf("%w: stamping the lease: %w", ErrLockLost, err)
 			h.log.Lost(ctx, err)
 		} else {
-			err = fmt.Errorf("timeout: stamping the lease: %w", err)
+			err = fmt.Errorf("stamping the lease: %w", err)
 			h.log.Abandon(ctx, err)
 		}
 		m.releaseSeq(ctx, seq)
@@ -262,7 +262,9 @@ func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, w
 // Unlock (evicted, lease not renewed in time, node deleted, session
 // expired); the node is gone either way. After a loss, Unlock is also
 // what makes the Mutex ready for the next Lock, as in the sequential lock.
-func (m *Mutex) Unlock(ctx context.Context) error {
+func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.unlock(ctx)) }
+
+func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Lock()
 	h := m.cur
 	m.cur = nil
@@ -429,7 +431,7 @@ func (m *Mutex) seqEnded(seq *sequential.Mutex) error {
 // else while we held it with a lease is an eviction.
 func (m *Mutex) seqLoss(err error) error {
 	if m.opts.lease > 0 && errors.Is(err, hold.ErrNodeDeleted) {
-		return fmt.Errorf("%w (%w): %w", ErrLockLost, ErrEvicted, err)
+		return fmt.Errorf("%w: %w", ErrEvicted, translate(err))
 	}
 	return translate(err)
 }
@@ -483,9 +485,12 @@ func (m *Mutex) pauseRenewal() (resume func()) {
 	}
 }
 
-// translate gives an error of the sequential lock underneath this
-// package's name (see lockerr.FromSequential).
-func translate(err error) error { return lockerr.FromSequential("timeout", sentinels, err) }
+// translate takes an error of the sequential lock underneath as a cause
+// of ours (see lockerr.Rebrand).
+func translate(err error) error { return lockerr.Rebrand(err, sequential.Sentinels, sentinels) }
+
+// fail gives an error of the API the package's prefix (internal/lockerr).
+func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("timeout", op, m.path, err) }
 
 var sentinels = lockerr.Sentinels{BadPath: ErrBadPath, NilConn: ErrNilConn, Locked: ErrLocked,
 	NotLocked: ErrNotLocked, LockLost: ErrLockLost, AlreadyLocked: ErrAlreadyLocked}

@@ -36,10 +36,10 @@ import (
 
 // Reasons a hold ends, as returned by Err.
 var (
-	ErrReleased       = errors.New("hold: released")
-	ErrNodeDeleted    = errors.New("hold: node deleted")
-	ErrSessionExpired = errors.New("hold: session expired")
-	ErrCutOff         = errors.New("hold: cut off from the ensemble long enough for the session to expire")
+	ErrReleased       = errors.New("released")
+	ErrNodeDeleted    = errors.New("node deleted")
+	ErrSessionExpired = errors.New("session expired")
+	ErrCutOff         = errors.New("cut off from the ensemble long enough for the session to expire")
 )
 
 // Monitor watches one node. Done closes when the hold ends for any reason;

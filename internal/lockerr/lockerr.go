@@ -1,14 +1,54 @@
-// Package lockerr gives the packages built on the sequential lock
-// (reentrant, timeout) its errors under their own names, so that a caller
-// of one package never has to know the package underneath.
+// Package lockerr is the one rule for the errors of every lock package:
+// an error returned by a lock's API names the package, the operation and
+// the lock path once, in front, and then says what went wrong:
+//
+//	naive: unlock /locks/orders: lock not held
+//	sequential: lock /locks/orders: context deadline exceeded
+//	timeout: trylock /locks/orders: locked by another session: /locks/orders/_c_…-lock-0000000007 is first in the queue
+//
+// The code below the API returns bare causes (a sentinel with detail, a
+// step that failed, go-zookeeper's error, ctx's error) and the API wraps
+// them once with Wrap. errors.Is sees through the wrapping: to the
+// package's sentinels, to go-zookeeper's errors, to context.Canceled and
+// context.DeadlineExceeded. The packages built on the sequential lock
+// (reentrant, timeout) take its errors as causes with Rebrand, which puts
+// their own sentinel of the same meaning into the chain and drops
+// sequential's prefix.
 package lockerr
 
-import (
-	"errors"
-	"fmt"
+import "errors"
 
-	"github.com/zklocks/zklocks/sequential"
-)
+// Error is an error of a lock's API.
+type Error struct {
+	Pkg  string // the lock package: naive, sequential, reentrant, timeout
+	Op   string // the method: new, lock, trylock, unlock, hold, ...
+	Path string // the lock path
+	Err  error  // the cause
+}
+
+func (e *Error) Error() string {
+	s := e.Pkg + ": " + e.Op
+	if e.Path != "" {
+		s += " " + e.Path
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Wrap gives err the prefix of operation op of package pkg on path. A nil
+// err stays nil; an error that already carries pkg's prefix is returned
+// as it is, so that a method may call another without stuttering.
+func Wrap(pkg, op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Pkg == pkg {
+		return err
+	}
+	return &Error{Pkg: pkg, Op: op, Path: path, Err: err}
+}
 
 // Sentinels are a lock package's sentinel errors of the meanings every
 // variant shares.
@@ -16,27 +56,37 @@ type Sentinels struct {
 	BadPath, NilConn, Locked, NotLocked, LockLost, AlreadyLocked error
 }
 
-// FromSequential returns err, an error from the sequential package, as an
-// error of the package named pkg. An error that matches one of
-// sequential's sentinels gets the sentinel of ours with the same meaning
-// put in front; any other gets pkg's prefix. Both keep err in the chain,
-// so errors.Is holds for our sentinel, sequential's, go-zookeeper's and
-// the context's alike. A nil err stays nil.
-func FromSequential(pkg string, ours Sentinels, err error) error {
+// Rebrand returns err, an error of the lock package underneath (theirs),
+// as a cause for a package built on it (ours): without the prefix the
+// package underneath gave it, and, when it matches one of their
+// sentinels, with our sentinel of the same meaning in its chain too, so
+// that errors.Is holds for ours and theirs alike. A nil err stays nil.
+func Rebrand(err error, theirs, ours Sentinels) error {
 	if err == nil {
 		return nil
 	}
+	var e *Error
+	if errors.As(err, &e) && e == err {
+		err = e.Err
+	}
 	for _, p := range []struct{ theirs, ours error }{
-		{sequential.ErrBadPath, ours.BadPath},
-		{sequential.ErrNilConn, ours.NilConn},
-		{sequential.ErrLocked, ours.Locked},
-		{sequential.ErrNotLocked, ours.NotLocked},
-		{sequential.ErrLockLost, ours.LockLost},
-		{sequential.ErrAlreadyLocked, ours.AlreadyLocked},
+		{theirs.BadPath, ours.BadPath},
+		{theirs.NilConn, ours.NilConn},
+		{theirs.Locked, ours.Locked},
+		{theirs.NotLocked, ours.NotLocked},
+		{theirs.LockLost, ours.LockLost},
+		{theirs.AlreadyLocked, ours.AlreadyLocked},
 	} {
 		if errors.Is(err, p.theirs) {
-			return fmt.Errorf("%w (%w)", p.ours, err)
+			return &kind{kind: p.ours, err: err}
 		}
 	}
-	return fmt.Errorf("%s: %w", pkg, err)
+	return err
 }
+
+// kind is a cause that also matches a sentinel its text does not repeat:
+// the sentinels of the locks built on the sequential lock read as its own.
+type kind struct{ kind, err error }
+
+func (k *kind) Error() string   { return k.err.Error() }
+func (k *kind) Unwrap() []error { return []error{k.kind, k.err} }

@@ -8,44 +8,50 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/assert"
-
-	"github.com/zklocks/zklocks/sequential"
 )
 
-var ours = Sentinels{
-	BadPath:       errors.New("x: invalid lock path"),
-	NilConn:       errors.New("x: nil connection"),
-	Locked:        errors.New("x: locked by another session"),
-	NotLocked:     errors.New("x: lock not held"),
-	LockLost:      errors.New("x: lock lost"),
-	AlreadyLocked: errors.New("x: already locked by this mutex"),
-}
-
-func TestFromSequentialRenamesSentinels(t *testing.T) {
-	for _, c := range []struct{ theirs, ours error }{
-		{sequential.ErrBadPath, ours.BadPath},
-		{sequential.ErrNilConn, ours.NilConn},
-		{sequential.ErrLocked, ours.Locked},
-		{sequential.ErrNotLocked, ours.NotLocked},
-		{sequential.ErrLockLost, ours.LockLost},
-		{sequential.ErrAlreadyLocked, ours.AlreadyLocked},
-	} {
-		err := FromSequential("x", ours, fmt.Errorf("%w: detail", c.theirs))
-		assert.ErrorIs(t, err, c.ours)
-		assert.ErrorIs(t, err, c.theirs)
-		assert.Regexp(t, `^x: `, err.Error())
+func sentinels(prefix string) Sentinels {
+	return Sentinels{
+		BadPath:       errors.New(prefix + "invalid lock path"),
+		NilConn:       errors.New(prefix + "nil connection"),
+		Locked:        errors.New(prefix + "locked by another session"),
+		NotLocked:     errors.New(prefix + "lock not held"),
+		LockLost:      errors.New(prefix + "lock lost"),
+		AlreadyLocked: errors.New(prefix + "already locked by this mutex"),
 	}
 }
 
-func TestFromSequentialPrefixesOtherErrors(t *testing.T) {
-	err := FromSequential("x", ours, fmt.Errorf("sequential: create in /a: %w", zk.ErrNoAuth))
-	assert.EqualError(t, err, "x: sequential: create in /a: zk: not authenticated")
-	assert.ErrorIs(t, err, zk.ErrNoAuth)
+var theirs, ours = sentinels(""), sentinels("")
 
-	err = FromSequential("x", ours, fmt.Errorf("sequential: lock /a: %w", context.DeadlineExceeded))
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
+func TestWrapPrefixesOnce(t *testing.T) {
+	err := Wrap("x", "lock", "/a", fmt.Errorf("watch %s: %w", "/a/n", zk.ErrNoAuth))
+	assert.EqualError(t, err, "x: lock /a: watch /a/n: zk: not authenticated")
+	assert.ErrorIs(t, err, zk.ErrNoAuth)
+	assert.Same(t, err, Wrap("x", "unlock", "/a", err), "an error with our prefix is not wrapped again")
+	assert.NoError(t, Wrap("x", "lock", "/a", nil))
+	assert.ErrorIs(t, Wrap("x", "lock", "/a", context.Canceled), context.Canceled)
 }
 
-func TestFromSequentialKeepsNil(t *testing.T) {
-	assert.NoError(t, FromSequential("x", ours, nil))
+func TestRebrandKeepsBothSentinelsAndOnePrefix(t *testing.T) {
+	for _, c := range []struct{ theirs, ours error }{
+		{theirs.BadPath, ours.BadPath},
+		{theirs.NilConn, ours.NilConn},
+		{theirs.Locked, ours.Locked},
+		{theirs.NotLocked, ours.NotLocked},
+		{theirs.LockLost, ours.LockLost},
+		{theirs.AlreadyLocked, ours.AlreadyLocked},
+	} {
+		below := Wrap("seq", "lock", "/a", fmt.Errorf("%w: detail", c.theirs))
+		err := Wrap("x", "lock", "/a", Rebrand(below, theirs, ours))
+		assert.ErrorIs(t, err, c.ours)
+		assert.ErrorIs(t, err, c.theirs)
+		assert.Equal(t, "x: lock /a: "+c.theirs.Error()+": detail", err.Error())
+	}
+}
+
+func TestRebrandPassesOtherErrors(t *testing.T) {
+	err := Wrap("x", "lock", "/a", Rebrand(Wrap("seq", "lock", "/a", context.DeadlineExceeded), theirs, ours))
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.EqualError(t, err, "x: lock /a: context deadline exceeded")
+	assert.NoError(t, Rebrand(nil, theirs, ours))
 }

@@ -138,6 +138,7 @@ func Run(t *testing.T, v Variant) {
 		{"NoGoroutineLeak", s.testNoGoroutineLeak},
 		{"Stats", s.testStats},
 		{"OperationLog", s.testOperationLog},
+		{"ErrorShape", s.testErrorShape},
 	} {
 		t.Run(b.name, b.run)
 	}

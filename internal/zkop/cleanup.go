@@ -70,7 +70,7 @@ func (c *Client) Eventually(attempt func(ctx context.Context) (done bool, err er
 // ErrClosed is AwaitSession's answer for a connection that has been
 // closed. It wraps zk.ErrConnectionClosed, but it is not Transient: a
 // closed connection does not come back.
-var ErrClosed = fmt.Errorf("zkop: the connection has been closed: %w", zk.ErrConnectionClosed)
+var ErrClosed = fmt.Errorf("the connection has been closed: %w", zk.ErrConnectionClosed)
 
 // DialRound is how long a retry waits for a session (AwaitSession) before
 // it counts as one more failure: about the time go-zookeeper takes to fail
@@ -109,7 +109,7 @@ func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
 			disconnected = 0
 		}
 		if within > 0 && time.Now().After(deadline) {
-			return fmt.Errorf("zkop: no session for %v: %w", within, zk.ErrNoServer)
+			return fmt.Errorf("no session for %v: %w", within, zk.ErrNoServer)
 		}
 		if err := Sleep(ctx, poll); err != nil {
 			return err
@@ -200,7 +200,7 @@ func (c *Client) deleteOurs(ctx context.Context, path string, version int32, sid
 		if stat.EphemeralOwner != sid {
 			return zk.ErrNoNode // ours is gone; this one belongs to someone else
 		}
-		version = stat.Version
+		return c.DeleteOnSession(ctx, path, stat.Version, sid)
 	}
 	return c.Delete(ctx, path, version)
 }

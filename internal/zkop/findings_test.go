@@ -2,6 +2,7 @@ package zkop_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,77 @@ func TestLastHeardIsSendTimeOnMonotonicClock(t *testing.T) {
 	}
 	if got := heard.Sub(before); got < 0 || got >= delay {
 		t.Errorf("LastHeard is %v after the request was sent; want the send time (less than the %v the answer took)", got, delay)
+	}
+}
+
+// The hazard behind DeleteOnSession, as go-zookeeper v1.0.4 has it: a
+// request queued while the client has no connection is kept when the
+// reconnection finds the session expired, and goes out on the new
+// session. A versioned delete of a fixed path then removes another
+// client's node of the same version. DeleteOnSession sends nothing then.
+func TestQueuedDeleteOutlivesExpiredSession(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const st = time.Second
+	acl := zk.WorldACL(zk.PermAll)
+	for _, guarded := range []bool{false, true} {
+		name := map[bool]string{false: "raw delete", true: "DeleteOnSession"}[guarded]
+		t.Run(name, func(t *testing.T) {
+			w := zktest.NewWire(t)
+			defer w.ReleaseDials()
+			conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(st))
+			other := zktest.Connect(t)
+			c := zkop.New(conn, st)
+			path := zktest.LockPath(t)
+			if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), false, acl); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Create(path, nil, zk.FlagEphemeral, acl); err != nil {
+				t.Fatal(err)
+			}
+			sid := conn.SessionID()
+			probe := zktest.NewSessionProbe(t, conn)
+
+			w.HoldDials() // a reconnection that takes longer than the session timeout
+			w.BreakAll()
+			zktest.WaitNoSession(t, conn)
+			deleted := make(chan error, 1)
+			go func() {
+				if guarded {
+					deleted <- c.DeleteOnSession(ctx, path, 0, sid)
+				} else {
+					deleted <- conn.Delete(path, 0)
+				}
+			}()
+			probe.WaitExpired(t, other, 10*time.Second)
+			if _, err := other.Create(path, nil, zk.FlagEphemeral, acl); err != nil {
+				t.Fatalf("the next holder's create: %v", err)
+			}
+			if guarded {
+				if err := <-deleted; !errors.Is(err, zkop.ErrNoSessionNow) || !zkop.Transient(err) {
+					t.Errorf("DeleteOnSession without a session: %v, want ErrNoSessionNow (Transient)", err)
+				}
+			}
+			w.ReleaseDials()
+			if !guarded {
+				if err := <-deleted; err != nil {
+					t.Logf("the queued delete: %v", err)
+				}
+			}
+			if _, err := other.Sync(path); err != nil {
+				t.Fatal(err)
+			}
+			ok, stat, err := other.Exists(path)
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case !guarded && ok:
+				t.Errorf("the delete queued on session %#x did not remove the next holder's node (owner %#x): go-zookeeper no longer replays it, and DeleteOnSession's reason is gone", sid, stat.EphemeralOwner)
+			case !guarded:
+				t.Logf("hazard shown: the delete queued on session %#x removed the next holder's node on the next session", sid)
+			case !ok:
+				t.Error("the next holder's node is gone, with DeleteOnSession")
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ package zkop
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -200,6 +201,36 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 	return call(ctx, c, func() (*zk.Stat, error) {
 		return c.Conn.Set(path, data, version)
 	}, nil)
+}
+
+// ErrNoSessionNow is DeleteOnSession's answer when the client does not
+// have the session the delete is for right now. It wraps zk.ErrNoServer,
+// so it is Transient: try again once the session is back.
+var ErrNoSessionNow = fmt.Errorf("not connected with the session of the node: %w", zk.ErrNoServer)
+
+// DeleteOnSession deletes path at version only if the client is
+// connected with session sid right now, and otherwise sends nothing and
+// fails with ErrNoSessionNow (or, when the client has another session,
+// with zk.ErrSessionExpired: sid is gone, and its ephemeral nodes with it).
+//
+// It is the delete of a node whose name another client can reuse (the
+// naive lock's fixed path). go-zookeeper keeps a request that it could
+// not send yet across a reconnection, even one that finds the session
+// expired and opens a new one: a versioned delete queued while the
+// client had no session would go out on the next session and could
+// remove the next holder's node, whose version is 0 just like ours was.
+// The check narrows that to a request queued in the instant between the
+// check and its write, on a connection that dies in that instant and is
+// followed by one that finds the session expired without go-zookeeper
+// failing a whole round of dials meanwhile (see the naive lock's doc).
+func (c *Client) DeleteOnSession(ctx context.Context, path string, version int32, sid int64) error {
+	switch {
+	case c.Conn.SessionID() != sid && c.Conn.SessionID() != 0:
+		return fmt.Errorf("delete %s: session %#x is gone: %w", path, sid, zk.ErrSessionExpired)
+	case c.Conn.State() != zk.StateHasSession || c.Conn.SessionID() != sid:
+		return ErrNoSessionNow
+	}
+	return c.Delete(ctx, path, version)
 }
 
 // Delete deletes a node if its version still matches.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,6 +78,10 @@ const (
 	// request that "was sent" but never arrived, or an answer lost with
 	// the connection after the server applied the request.
 	Break
+	// FailWrite (requests only) closes the connection and fails the
+	// write of the request with a network error, which go-zookeeper hands
+	// to the caller as it is: the request's outcome is unknown to it.
+	FailWrite
 	// Stall delivers nothing more on the connection, this frame included,
 	// either way, while keeping it open: a partition nobody announces. The
 	// client notices when its read timeout runs out.
@@ -255,6 +260,9 @@ func (c *wireConn) Write(p []byte) (int, error) {
 	case Break:
 		c.Conn.Close()
 		return len(p), nil
+	case FailWrite:
+		c.Conn.Close()
+		return 0, &net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}
 	case Stall:
 		c.stall()
 		return len(p), nil
