@@ -25,6 +25,13 @@
 //  6. Unlock deletes our node, which fires the watch of the one contender
 //     behind us.
 //
+// Steps 1 to 5 are the function lock in recipe.go, top-down, numbered as
+// here: read that file first. Each step is one call into the queue client
+// below it (internal/lockq), which keeps the hardening out of the recipe:
+// retries while the connection is down, the recovery of a create whose
+// answer was lost, the watch on our own node, twins, and the clean-up of
+// a failed Lock.
+//
 // # Why only the predecessor: no herd
 //
 // Had every waiter watched the holder's node (naive) or the children of

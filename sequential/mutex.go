@@ -2,8 +2,6 @@ package sequential
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +13,7 @@ import (
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
@@ -122,34 +121,16 @@ const (
 type Mutex struct {
 	path string
 	opts options
-	c    *zkop.Client
+	q    *lockq.Queue
 
 	mu    sync.Mutex
 	state state
-	cur   *attempt // the acquisition under way or the hold, nil when idle
-	lost  error    // why the last hold ended, if it was lost
+	cur   *lockq.Node // the acquisition under way or the hold, nil when idle
+	log   *oplog.Hold // the hold's operation log, nil when off
+	lost  error       // why the last hold ended, if it was lost
 }
 
 var _ zklocks.Locker = (*Mutex)(nil)
-
-// attempt is one acquisition: one GUID and, once it is known, one node.
-// Its fields are written by the acquiring goroutine only, under Mutex.mu
-// where other methods read them.
-type attempt struct {
-	guid  string
-	name  string        // our node's name under the lock path, once known
-	node  string        // its full path
-	mon   *hold.Monitor // watches node from right after the create
-	czxid int64         // node's czxid: the fencing token
-	log   *oplog.Hold   // the hold's operation log, nil when off
-	// unsure is set when a create may have been applied without our
-	// learning the node's name (connection lost or ctx done while it was
-	// in flight): only then can a twin with our GUID exist.
-	unsure bool
-	// fails counts transient failures in a row while joining and cleaning
-	// up: many mean the connection is gone for good (closed).
-	fails backoff
-}
 
 // New returns a Mutex for the lock at path on conn. It checks its
 // arguments and sends nothing to ZooKeeper; the lock path and its parents
@@ -168,7 +149,13 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if o.log == nil {
 		o.log = oplog.New(o.logger, "sequential", path)
 	}
-	return &Mutex{path: path, opts: o, c: zkop.New(conn, o.sessionTimeout)}, nil
+	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost, Log: o.log}
+	if h := o.waitHook; h != nil {
+		cfg.Hook = func(ctx context.Context, head, self string) (time.Duration, error) {
+			return h(ctx, WaitState{Head: head, Self: self})
+		}
+	}
+	return &Mutex{path: path, opts: o, q: lockq.New(zkop.New(conn, o.sessionTimeout), path, cfg)}, nil
 }
 
 // Lock joins the queue and waits until this Mutex is first in it. It
@@ -192,61 +179,46 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	a := &attempt{guid: newGUID()}
+	n := lockq.NewNode()
 	m.mu.Lock()
 	if m.state != idle {
 		m.mu.Unlock()
 		return ErrAlreadyLocked
 	}
-	m.state, m.cur = acquiring, a
+	m.state, m.cur = acquiring, n
 	m.mu.Unlock()
 
 	start := m.opts.log.Now()
-	err := m.run(ctx, a, wait)
+	err := m.lock(ctx, n, wait)
 	if err != nil {
-		m.abandon(ctx, a)
+		m.q.Abandon(ctx, n)
 		if m.opts.log != nil && !errors.Is(err, ErrLocked) {
-			m.opts.log.Abandon(ctx, a.node, start, err)
+			m.opts.log.Abandon(ctx, n.Path(), start, err)
 		}
 		m.mu.Lock()
 		m.state, m.cur = idle, nil
 		m.mu.Unlock()
 		return err
 	}
-	a.mon.Acquired()
-	hl := m.logAcquire(ctx, a, start)
+	n.Monitor().Acquired()
+	hl := m.logAcquire(ctx, n, start)
 	m.mu.Lock()
-	m.state, m.lost, a.log = held, nil, hl
+	m.state, m.lost, m.log = held, nil, hl
 	m.mu.Unlock()
 	return nil
 }
 
 // logAcquire writes the acquire event and has the monitor log a loss as
 // soon as it sees one (unless the lock built on this one does).
-func (m *Mutex) logAcquire(ctx context.Context, a *attempt, start time.Time) *oplog.Hold {
+func (m *Mutex) logAcquire(ctx context.Context, n *lockq.Node, start time.Time) *oplog.Hold {
 	if m.opts.log == nil {
 		return nil
 	}
-	h := m.opts.log.Acquire(ctx, a.node, a.czxid, m.c.Conn.SessionID(), start)
+	h := m.opts.log.Acquire(ctx, n.Path(), n.Token(), m.q.Client().Conn.SessionID(), start)
 	if !m.opts.lossesAbove {
-		a.mon.OnLoss(func(reason error) { h.Lost(context.Background(), reason) })
+		n.Monitor().OnLoss(func(reason error) { h.Lost(context.Background(), reason) })
 	}
 	return h
-}
-
-func (m *Mutex) run(ctx context.Context, a *attempt, wait bool) error {
-	if !wait {
-		switch head, err := m.occupant(ctx); {
-		case err != nil:
-			return err
-		case head != "":
-			return fmt.Errorf("%w: %s/%s is first in the queue", ErrLocked, m.path, head)
-		}
-	}
-	if err := m.create(ctx, a); err != nil {
-		return err
-	}
-	return m.await(ctx, a, wait)
 }
 
 // Unlock releases the lock by deleting this Mutex's node, which wakes the
@@ -263,13 +235,12 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		m.mu.Unlock()
 		return ErrNotLocked
 	}
-	a := m.cur
-	m.state, m.cur = idle, nil
+	n, hl := m.cur, m.log
+	m.state, m.cur, m.log = idle, nil, nil
 	m.mu.Unlock()
 
-	a.mon.Release() // before the delete, so our own delete is not taken for a loss
-	reason := a.mon.Err()
-	err := m.remove(ctx, a)
+	err := m.q.Release(ctx, n)
+	reason := n.Monitor().Err()
 	if errors.Is(reason, hold.ErrReleased) {
 		reason = nil
 		if errors.Is(err, zk.ErrNoNode) {
@@ -278,7 +249,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 	}
 	if reason != nil {
 		if !m.opts.lossesAbove {
-			a.log.Lost(ctx, reason) // written already if the monitor saw it
+			hl.Lost(ctx, reason) // written already if the monitor saw it
 		}
 		lost := lostError(reason)
 		m.mu.Lock()
@@ -287,9 +258,9 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		return lost
 	}
 	if err != nil {
-		err = fmt.Errorf("delete %s: %w", a.node, err)
+		err = fmt.Errorf("delete %s: %w", n.Path(), err)
 	}
-	a.log.Release(ctx, err)
+	hl.Release(ctx, err)
 	return err
 }
 
@@ -303,7 +274,7 @@ func (m *Mutex) Token() int64 {
 	if m.state != held {
 		return 0
 	}
-	return m.cur.czxid
+	return m.cur.Token()
 }
 
 // closed is the channel Done returns when there is no hold.
@@ -325,7 +296,7 @@ func (m *Mutex) Done() <-chan struct{} {
 	if m.state != held {
 		return closed
 	}
-	return m.cur.mon.Done()
+	return m.cur.Monitor().Done()
 }
 
 // Err returns why the last hold was lost, wrapped in ErrLockLost; nil
@@ -335,7 +306,7 @@ func (m *Mutex) Err() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.state == held {
-		if err := m.cur.mon.Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
+		if err := m.cur.Monitor().Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
 			return lostError(err)
 		}
 		return nil
@@ -351,12 +322,12 @@ func (m *Mutex) Node() string {
 	if m.cur == nil {
 		return ""
 	}
-	return m.cur.node
+	return m.cur.Path()
 }
 
 // Stats returns the requests this Mutex has sent and the watch events it
 // has received.
-func (m *Mutex) Stats() zklocks.Stats { return m.c.Stats() }
+func (m *Mutex) Stats() zklocks.Stats { return m.q.Client().Stats() }
 
 func lostError(reason error) error { return fmt.Errorf("%w: %w", ErrLockLost, reason) }
 
@@ -367,11 +338,3 @@ var Sentinels = lockerr.Sentinels{BadPath: ErrBadPath, NilConn: ErrNilConn, Lock
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
 func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("sequential", op, m.path, err) }
-
-// newGUID returns the 128-bit random identifier of one acquisition, as 32
-// hex digits. A variable so that a test can pin it.
-var newGUID = func() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
-	return hex.EncodeToString(b[:])
-}

@@ -16,12 +16,12 @@
 // module root) and a declaration in it, and followed by a link to the lines
 // it shows:
 //
-//	<!-- quote: sequential/acquire.go func (*Mutex).occupant -->
+//	<!-- quote: internal/lockq/queue.go func (*Queue).Head -->
 //	```go
-//	func (m *Mutex) occupant(ctx context.Context) (string, error) {
+//	func (q *Queue) Head(ctx context.Context) (string, error) {
 //	...
 //	```
-//	[sequential/acquire.go#L74-L92](../sequential/acquire.go#L74-L92)
+//	[internal/lockq/queue.go#L74-L92](../internal/lockq/queue.go#L74-L92)
 //
 // The declaration is written as in a method expression: Name for a
 // function, type, constant or variable (a keyword func, type, const or var

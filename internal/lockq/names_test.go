@@ -1,4 +1,4 @@
-package sequential
+package lockq
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ func TestParseSeq(t *testing.T) {
 		{"x-lock-+000000001", 0, false},
 		{"", 0, false},
 	} {
-		seq, ok := parseSeq(tc.name)
+		seq, ok := ParseSeq(tc.name)
 		assert.Equal(t, tc.ok, ok, tc.name)
 		assert.Equal(t, tc.seq, seq, tc.name)
 	}
@@ -60,10 +60,10 @@ func names(prefix string, seqs ...int32) []string {
 	return out
 }
 
-func seqs(q []entry) []int32 {
+func seqs(q []Entry) []int32 {
 	var out []int32
 	for _, e := range q {
-		out = append(out, e.seq)
+		out = append(out, e.Seq)
 	}
 	return out
 }
@@ -77,13 +77,13 @@ func TestSortQueue(t *testing.T) {
 			"_c_cc-lock-0000000011",
 			"lock-0000000009",
 		}
-		q := sortQueue(kids)
+		q := Sort(kids)
 		assert.Equal(t, []string{"lock-0000000009", "bb__lock__0000000010", "_c_cc-lock-0000000011", "_c_aa-lock-0000000012"},
-			[]string{q[0].name, q[1].name, q[2].name, q[3].name})
+			[]string{q[0].Name, q[1].Name, q[2].Name, q[3].Name})
 	})
 	t.Run("Empty", func(t *testing.T) {
-		assert.Empty(t, sortQueue(nil))
-		assert.Empty(t, sortQueue([]string{"config", "other"}))
+		assert.Empty(t, Sort(nil))
+		assert.Empty(t, Sort([]string{"config", "other"}))
 	})
 	// The counter wraps from 2^31-1 to -2^31: the nodes created after the
 	// wrap are the newest and must come last, in any listing order.
@@ -94,13 +94,13 @@ func TestSortQueue(t *testing.T) {
 			{math.MinInt32 + 2, math.MinInt32 + 1, math.MinInt32, math.MaxInt32, math.MaxInt32 - 1, math.MaxInt32 - 2},
 			{math.MaxInt32 - 2, math.MaxInt32 - 1, math.MaxInt32, math.MinInt32, math.MinInt32 + 1, math.MinInt32 + 2},
 		} {
-			q := sortQueue(names("_c_g-lock-", listed...))
+			q := Sort(names("_c_g-lock-", listed...))
 			assert.Equal(t, want, seqs(q), "listed as %v", listed)
 		}
 	})
 	// Across zero (-1 to 0, after 2^32 creates) the order is plain.
 	t.Run("AcrossZero", func(t *testing.T) {
-		q := sortQueue(names("_c_g-lock-", 1, -1, 0, -2))
+		q := Sort(names("_c_g-lock-", 1, -1, 0, -2))
 		assert.Equal(t, []int32{-2, -1, 0, 1}, seqs(q))
 	})
 	// The documented limit: a queue spanning 2^31 or more creates (a node
@@ -109,7 +109,7 @@ func TestSortQueue(t *testing.T) {
 	t.Run("Limit", func(t *testing.T) {
 		oldest := int32(-5)
 		newest := oldest + math.MaxInt32 // 2^31-1 creates later
-		q := sortQueue(names("_c_g-lock-", newest, oldest, oldest+1))
+		q := Sort(names("_c_g-lock-", newest, oldest, oldest+1))
 		assert.Equal(t, []int32{oldest, oldest + 1, newest}, seqs(q))
 	})
 }
@@ -118,9 +118,9 @@ func TestGUIDOf(t *testing.T) {
 	g := newGUID()
 	assert.Len(t, g, 32)
 	assert.NotEqual(t, g, newGUID())
-	assert.Equal(t, g, guidOf(protectedPrefix+g+lockSep+"0000000001"))
-	assert.Equal(t, "1b4e28ba-2fa1-11d2-883f-0016d3cca427", guidOf("_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000001"))
-	assert.Empty(t, guidOf("0123__lock__0000000001"))
-	assert.Empty(t, guidOf("lock-0000000001"))
-	assert.Empty(t, guidOf("_c_nolocksep"))
+	assert.Equal(t, g, GUIDOf(ProtectedPrefix+g+LockSep+"0000000001"))
+	assert.Equal(t, "1b4e28ba-2fa1-11d2-883f-0016d3cca427", GUIDOf("_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000001"))
+	assert.Empty(t, GUIDOf("0123__lock__0000000001"))
+	assert.Empty(t, GUIDOf("lock-0000000001"))
+	assert.Empty(t, GUIDOf("_c_nolocksep"))
 }

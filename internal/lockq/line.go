@@ -1,0 +1,89 @@
+package lockq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/hold"
+)
+
+// Line is one listing of the queue, seen from our node.
+type Line struct {
+	Head  string // the first node's full path: the holder
+	Pred  string // the full path of the node just ahead of ours; "" when we are first
+	Ahead int    // how many nodes are ahead of ours
+}
+
+// First reports whether our node is first in the queue: the lock is ours.
+func (l Line) First() bool { return l.Ahead == 0 }
+
+// Second reports whether exactly one node is ahead of ours: once it is
+// gone we are first, without listing again, since nodes created later
+// get higher sequence numbers.
+func (l Line) Second() bool { return l.Ahead == 1 }
+
+// Line lists the queue and finds our node in it, retrying while the
+// connection is down (until the hold is lost or ctx ends). A missing node
+// means the hold is lost before it began.
+//
+// When a create of this acquisition had an unknown outcome, a twin of our
+// node (same GUID, another sequence number) can exist: a create that was
+// applied although the client never heard of it. A twin would block the
+// queue until our session ends, since nobody waits on it to release it;
+// Line deletes it.
+func (q *Queue) Line(ctx context.Context, n *Node) (Line, error) {
+	var b backoff
+	for {
+		l, err := q.line(ctx, n)
+		if err == nil || !retryable(ctx, err) {
+			return l, err
+		}
+		if err := q.retryWhenBack(ctx, &b, err, 0, n.mon); err != nil {
+			return Line{}, err
+		}
+	}
+}
+
+func (q *Queue) line(ctx context.Context, n *Node) (Line, error) {
+	kids, err := q.c.Children(ctx, q.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return Line{}, q.lost(hold.ErrNodeDeleted)
+	}
+	if err != nil {
+		return Line{}, fmt.Errorf("list: %w", err)
+	}
+	var ahead []Entry
+	found := false
+	for _, e := range Sort(kids) {
+		switch {
+		case e.Name == n.name:
+			found = true
+		case n.unsure && GUIDOf(e.Name) == n.GUID:
+			// By name, not version: a node named with our GUID can only be
+			// one this acquisition created.
+			if err := q.c.Delete(ctx, q.path+"/"+e.Name, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return Line{}, fmt.Errorf("delete twin %s: %w", e.Name, err)
+			}
+		case !found:
+			ahead = append(ahead, e)
+		}
+		if found && !n.unsure {
+			break // the rest are behind us, and no twin can be among them
+		}
+	}
+	if !found {
+		reason := n.mon.Err()
+		if reason == nil {
+			reason = hold.ErrNodeDeleted
+		}
+		return Line{}, q.lost(reason)
+	}
+	l := Line{Ahead: len(ahead)}
+	if len(ahead) > 0 {
+		l.Head, l.Pred = q.path+"/"+ahead[0].Name, q.path+"/"+ahead[len(ahead)-1].Name
+	}
+	return l, nil
+}

@@ -1,0 +1,152 @@
+package lockq
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/oplog"
+	"github.com/zklocks/zklocks/internal/zkop"
+)
+
+// Config is what a lock tells its Queue.
+type Config struct {
+	Data []byte   // our node's data
+	ACL  []zk.ACL // of our node and of the lock path and parents it makes
+	// Lost is the lock's sentinel for a lost hold: the Queue's losses wrap
+	// it and the monitor's reason.
+	Lost error
+	// Log is the lock's operation log (nil: off).
+	Log *oplog.Log
+	// Hook, when set, is called whenever the contender is about to wait
+	// (see AwaitGone).
+	Hook WaitHook
+}
+
+// WaitHook is called each time a contender is about to wait for its
+// predecessor, with the head of the queue as of the last listing and our
+// node. A positive again has it called again after that long (after a new
+// listing unless we are second); an error ends the acquisition.
+type WaitHook func(ctx context.Context, head, self string) (again time.Duration, err error)
+
+// Queue is the queue of one lock path, as one contender uses it.
+type Queue struct {
+	c    *zkop.Client
+	path string
+	cfg  Config
+}
+
+// New returns the Queue of the lock at path, reached through c.
+func New(c *zkop.Client, path string, cfg Config) *Queue {
+	return &Queue{c: c, path: path, cfg: cfg}
+}
+
+// Client returns the client the Queue sends its requests with.
+func (q *Queue) Client() *zkop.Client { return q.c }
+
+// Node is our node in the queue: one acquisition and, if it succeeds, one
+// hold. The acquiring goroutine writes it; Path and Token may be read from
+// any goroutine.
+type Node struct {
+	GUID string
+	mon  *hold.Monitor
+
+	mu    sync.Mutex // guards name, path, czxid
+	name  string     // under the lock path, once known
+	path  string     // full path, once known
+	czxid int64      // the fencing token
+
+	// unsure is set when a create may have been applied without our
+	// learning the node's name (connection lost or ctx done while it was
+	// in flight): only then can a twin with our GUID exist.
+	unsure bool
+	// fails counts transient failures in a row while joining and
+	// abandoning: many mean the connection is gone for good (closed).
+	fails backoff
+	// watched is the predecessor our data watch is on, ev that watch
+	// (nil when none is set): a wait that ends without the predecessor
+	// gone keeps it for the next.
+	watched string
+	ev      <-chan zk.Event
+}
+
+// NewNode returns a Node for one acquisition, with a GUID of its own.
+func NewNode() *Node { return &Node{GUID: newGUID()} }
+
+// Monitor returns the watch on our node (nil before Join has made it).
+func (n *Node) Monitor() *hold.Monitor { return n.mon }
+
+// Path returns our node's full path, "" until Join has found it.
+func (n *Node) Path() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.path
+}
+
+// Token returns our node's czxid, the fencing token of its hold.
+func (n *Node) Token() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.czxid
+}
+
+func (n *Node) set(name, path string, czxid int64, mon *hold.Monitor) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.name, n.path, n.czxid, n.mon = name, path, czxid, mon
+}
+
+func (n *Node) nameNow() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.name
+}
+
+// newGUID returns the 128-bit random identifier of one acquisition, as 32
+// hex digits. A variable so that a test can pin it.
+var newGUID = func() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
+	return hex.EncodeToString(b[:])
+}
+
+// PinGUID makes every new Node use guid until restore is called: for
+// tests that plant nodes carrying "our" GUID.
+func PinGUID(guid string) (restore func()) {
+	old := newGUID
+	newGUID = func() string { return guid }
+	return func() { newGUID = old }
+}
+
+// Head returns the name of the first contender in the queue, "" when the
+// queue is empty or the lock path does not exist: TryLock's look before
+// it joins.
+func (q *Queue) Head(ctx context.Context) (string, error) {
+	// Without the sync, a TryLock called right after another session's
+	// Unlock returned could still see that session's node on a lagging
+	// follower and fail although the lock is free.
+	if err := q.c.Sync(ctx, q.path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "", fmt.Errorf("sync: %w", err)
+	}
+	kids, err := q.c.Children(ctx, q.path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("list: %w", err)
+	}
+	if line := Sort(kids); len(line) > 0 {
+		return q.path + "/" + line[0].Name, nil
+	}
+	return "", nil
+}
+
+// lost is a loss of our node for the given reason.
+func (q *Queue) lost(reason error) error { return fmt.Errorf("%w: %w", q.cfg.Lost, reason) }

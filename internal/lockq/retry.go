@@ -1,0 +1,73 @@
+package lockq
+
+import (
+	"context"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
+)
+
+// Retry pacing. While the client is disconnected go-zookeeper keeps new
+// requests queued, failing them only when a connection goes while they
+// are in flight (ErrConnectionClosed) or when a whole round of dials has
+// failed (ErrNoServer, about once a second), and at once when the
+// connection has been closed for good. Failures in a row therefore mean
+// an outage or a closed connection.
+const (
+	retryFirst = 20 * time.Millisecond
+	retryMax   = 500 * time.Millisecond
+	maxRetries = 6 // in a row, while joining and abandoning (about 1.1 s)
+	maxParents = 3 // creates that find the lock path missing
+)
+
+// backoff counts failures in a row and sleeps a little longer after each.
+type backoff struct{ n int }
+
+// pause sleeps after the failure err; it returns err itself once limit
+// failures (0: no limit) have been seen, and ctx's error if ctx ends.
+// lost, when not nil, ends the sleep with the loss when it closes.
+func (q *Queue) pause(ctx context.Context, b *backoff, err error, limit int, lost *hold.Monitor) error {
+	b.n++
+	if limit > 0 && b.n > limit {
+		return err
+	}
+	t := time.NewTimer(min(retryFirst<<min(b.n-1, 8), retryMax))
+	defer t.Stop()
+	var done <-chan struct{}
+	if lost != nil {
+		done = lost.Done()
+	}
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-done:
+		return q.lost(lost.Err())
+	}
+}
+
+// retryWhenBack pauses after the failure err (see backoff.pause), then
+// waits until the client has a session again, so that nothing is sent on
+// a closed connection (zkop.AwaitSession): a connection closed under a
+// Lock ends it with zkop.ErrClosed. Each zkop.DialRound without a session
+// counts as one more failure in a row.
+func (q *Queue) retryWhenBack(ctx context.Context, b *backoff, err error, limit int, lost *hold.Monitor) error {
+	for {
+		if err := q.pause(ctx, b, err, limit, lost); err != nil {
+			return err
+		}
+		werr := q.c.AwaitSession(ctx, zkop.DialRound)
+		if !zkop.Transient(werr) {
+			return werr // nil: back
+		}
+		err = werr
+	}
+}
+
+// retryable reports whether a request that failed with err is worth
+// sending again: it failed for want of a connection, and ctx still runs.
+func retryable(ctx context.Context, err error) bool {
+	return zkop.Transient(err) && ctx.Err() == nil
+}
