@@ -149,12 +149,7 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if o.log == nil {
 		o.log = oplog.New(o.logger, "sequential", path)
 	}
-	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost, Log: o.log}
-	if h := o.waitHook; h != nil {
-		cfg.Hook = func(ctx context.Context, head, self string) (time.Duration, error) {
-			return h(ctx, WaitState{Head: head, Self: self})
-		}
-	}
+	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost}
 	return &Mutex{path: path, opts: o, q: lockq.New(zkop.New(conn, o.sessionTimeout), path, cfg)}, nil
 }
 
@@ -179,7 +174,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	n := lockq.NewNode()
+	n := lockq.NewNode(m.opts.log)
 	m.mu.Lock()
 	if m.state != idle {
 		m.mu.Unlock()
@@ -240,25 +235,14 @@ func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Unlock()
 
 	err := m.q.Release(ctx, n)
-	reason := n.Monitor().Err()
-	if errors.Is(reason, hold.ErrReleased) {
-		reason = nil
-		if errors.Is(err, zk.ErrNoNode) {
-			reason = hold.ErrNodeDeleted // deleted behind our back, after the monitor's last look
-		}
-	}
-	if reason != nil {
+	if errors.Is(err, ErrLockLost) {
 		if !m.opts.lossesAbove {
-			hl.Lost(ctx, reason) // written already if the monitor saw it
+			hl.Lost(ctx, err) // written already if the monitor saw it
 		}
-		lost := lostError(reason)
 		m.mu.Lock()
-		m.lost = lost
+		m.lost = err
 		m.mu.Unlock()
-		return lost
-	}
-	if err != nil {
-		err = fmt.Errorf("delete %s: %w", n.Path(), err)
+		return err
 	}
 	hl.Release(ctx, err)
 	return err

@@ -52,5 +52,5 @@ func (m *Mutex) QueueDone() <-chan struct{} {
 	if m.cur == nil {
 		return closed
 	}
-	return m.cur.seq.Done()
+	return m.cur.node.Monitor().Done()
 }

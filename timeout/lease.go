@@ -13,9 +13,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
-	"github.com/zklocks/zklocks/sequential"
 )
 
 // The lease record. A contender's node carries its lease as ASCII text:
@@ -90,9 +90,9 @@ const (
 // lost or when it could not renew in time.
 type leaseHold struct {
 	m     *Mutex
-	seq   *sequential.Mutex
+	node  *lockq.Node
 	log   *oplog.Hold // nil when off
-	node  string
+	path  string      // our node's
 	data  []byte // encodeLease(lease, true)
 	lease time.Duration
 
@@ -156,17 +156,17 @@ func (h *leaseHold) write(ctx context.Context, sent *atomic.Int64) error {
 		// Synced: the write we are unsure of may not have reached the
 		// server we talk to now, and a stale version would fail the next
 		// write with BadVersion, which reads as an eviction.
-		_, stat, err := h.m.client.GetSynced(ctx, h.node)
+		_, stat, err := h.m.client.GetSynced(ctx, h.path)
 		if err != nil {
 			return err
 		}
 		if sid := h.m.conn.SessionID(); stat.EphemeralOwner != sid {
-			return fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", hold.ErrSessionExpired, h.node, stat.EphemeralOwner, sid)
+			return fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", hold.ErrSessionExpired, h.path, stat.EphemeralOwner, sid)
 		}
 		h.ver = ver{stat.Version, true}
 	}
 	sent.Add(1)
-	stat, err := h.m.client.Set(ctx, h.node, h.data, h.ver.v)
+	stat, err := h.m.client.Set(ctx, h.path, h.data, h.ver.v)
 	if err != nil {
 		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 			h.ver.known = false // it may or may not have been applied
@@ -188,18 +188,18 @@ func (h *leaseHold) run() {
 		case <-h.ctx.Done(): // Unlock
 			h.end(nil)
 			return
-		case <-h.seq.Done():
-			h.end(h.m.seqLoss(h.seq.Err()))
+		case <-h.node.Monitor().Done():
+			h.end(h.m.monitorLoss(h.node))
 			return
 		case <-timer.C:
 		}
-		if !h.m.waitUnpaused(h.ctx, h.seq.Done()) {
+		if !h.m.waitUnpaused(h.ctx, h.node.Monitor().Done()) {
 			continue // stopped or lost while paused: the select says which
 		}
 		next, lost := h.renew()
 		if lost != nil {
 			h.end(lost)
-			if !isClosed(h.seq.Done()) { // else Unlock's release of the queue deletes it
+			if !isClosed(h.node.Monitor().Done()) { // else Unlock's release of the queue deletes it
 				h.drop()
 			}
 			return
@@ -225,7 +225,7 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 	// and Done must close then, not when the renewal gives up.
 	go func() {
 		select {
-		case <-h.seq.Done():
+		case <-h.node.Monitor().Done():
 			cancel()
 		case <-ctx.Done():
 		}
@@ -238,8 +238,8 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 		return every, nil
 	case h.ctx.Err() != nil:
 		return every, nil // Unlock: the loop ends at its next select
-	case isClosed(h.seq.Done()):
-		return 0, h.m.seqLoss(h.seq.Err())
+	case isClosed(h.node.Monitor().Done()):
+		return 0, h.m.monitorLoss(h.node)
 	}
 	if lost := renewalLoss(err, h.m.conn.SessionID() != h.session); lost != nil {
 		return 0, lost
@@ -286,9 +286,9 @@ func (h *leaseHold) drop() {
 	ctx, cancel := context.WithTimeout(context.Background(), h.lease)
 	defer cancel()
 	h.m.drops.Add(1)
-	err := h.m.client.Delete(ctx, h.node, -1)
+	err := h.m.client.Delete(ctx, h.path, -1)
 	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
-		h.m.client.DeleteEventually(h.node, -1)
+		h.m.client.DeleteEventually(h.path, -1)
 	}
 }
 
@@ -326,15 +326,17 @@ type checker struct {
 
 	head  string
 	since int64 // ZooKeeper ms, not before head became the head; 0: unknown
+
+	lease *leaseHold // the hold's lease, once stamped (Mutex.stamp)
 }
 
-// hook is the sequential.WaitHook.
-func (c *checker) hook(ctx context.Context, w sequential.WaitState) (time.Duration, error) {
-	if w.Self != c.self {
-		c.self, c.ver, c.anchored = w.Self, ver{}, false
+// hook is the lockq.WaitHook that judges the head's lease.
+func (c *checker) hook(ctx context.Context, head, self string) (time.Duration, error) {
+	if self != c.self {
+		c.self, c.ver, c.anchored = self, ver{}, false
 	}
-	if w.Head != c.head {
-		c.head, c.since = w.Head, 0
+	if head != c.head {
+		c.head, c.since = head, 0
 	}
 	if !c.anchored || !c.ver.known {
 		// Our node's mtime is a recent ZooKeeper timestamp: the first

@@ -14,6 +14,7 @@ import (
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
@@ -96,7 +97,8 @@ type Mutex struct {
 	conn   *zk.Conn
 	path   string
 	opts   options
-	client *zkop.Client // our own requests: stamps, renewals, lease checks, evictions
+	client *zkop.Client // every request: the queue's and the lease's
+	q      *lockq.Queue
 	now    func() time.Time
 	log    *oplog.Log // nil when off
 
@@ -109,16 +111,15 @@ type Mutex struct {
 	stamps, renewals, probes, drops atomic.Int64
 
 	mu        sync.Mutex // guards the fields below; never held across a request
-	acquiring *sequential.Mutex
+	acquiring *lockq.Node
 	cur       *holding // the current hold, nil if none
 	ended     error    // why the last hold ended
-	past      zklocks.Stats
 	paused    chan struct{} // test seam: non-nil while renewals are paused
 }
 
-// holding is one hold: one node, one sequential.Mutex, and its lease.
+// holding is one hold: our node, and its lease.
 type holding struct {
-	seq   *sequential.Mutex
+	node  *lockq.Node
 	lease *leaseHold  // nil without a lease
 	log   *oplog.Hold // nil when off
 }
@@ -139,7 +140,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	if o.lease != 0 && (o.lease < MinLease || o.lease%time.Millisecond != 0) {
 		return nil, lockerr.Wrap("timeout", "new", path, fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, o.lease, MinLease))
 	}
-	return &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout), now: o.now,
+	c := zkop.New(conn, o.sessionTimeout)
+	q := lockq.New(c, path, lockq.Config{Data: encodeLease(o.lease, false), ACL: o.acl, Lost: ErrLockLost})
+	return &Mutex{conn: conn, path: path, opts: o, client: c, q: q, now: o.now,
 		log: oplog.New(o.logger, "timeout", path, oplog.Reason{Err: ErrEvicted, Name: oplog.ReasonEvicted},
 			oplog.Reason{Err: ErrLeaseExpired, Name: oplog.ReasonLeaseExpired})}, nil
 }
@@ -178,38 +181,22 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data := encodeLease(m.opts.lease, false)
-	chk := &checker{m: m, data: data}
-	opts := []sequential.Option{sequential.WithACL(m.opts.acl),
-		sequential.WithSessionTimeout(m.opts.sessionTimeout),
-		sequential.WithData(data),
-		sequential.WithWaitHook(chk.hook)}
 	lg := m.log.Attempt("", m.log.Now())
-	if lg != nil {
-		// The sequential lock logs this attempt and its hold in our name;
-		// with a lease, we log the losses, as we know what they were.
-		opts = append(opts, oplog.SequentialOption(lg, m.opts.lease > 0).(sequential.Option))
-	}
-	seq, err := sequential.New(m.conn, m.path, opts...)
-	if err != nil {
-		return translate(err)
-	}
-
+	n := lockq.NewNode(lg)
 	m.mu.Lock()
 	if m.acquiring != nil || m.cur != nil {
 		m.mu.Unlock()
 		return ErrAlreadyLocked
 	}
-	m.acquiring = seq
+	m.acquiring = n
 	m.mu.Unlock()
 
-	h, err := m.take(ctx, seq, chk, wait, lg)
+	h, err := m.take(ctx, n, wait, lg)
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.acquiring = nil
 	if err != nil {
-		m.bookLocked(seq)
 		return err
 	}
 	m.cur = h
@@ -219,42 +206,57 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	return nil
 }
 
-// take runs the sequential lock and, with a lease, stamps the new hold.
-// lg is the attempt's log, nil when off.
-func (m *Mutex) take(ctx context.Context, seq *sequential.Mutex, chk *checker, wait bool, lg *oplog.Log) (*holding, error) {
-	var err error
-	if wait {
-		err = seq.Lock(ctx)
-	} else {
-		err = seq.TryLock(ctx)
-	}
-	if err != nil {
-		return nil, translate(err)
-	}
-	h := &holding{seq: seq, log: lg.Current()}
-	if m.opts.lease == 0 {
-		return h, nil
-	}
-	lctx, cancel := context.WithCancel(context.Background())
-	h.lease = &leaseHold{m: m, seq: seq, log: h.log, node: seq.Node(), data: encodeLease(m.opts.lease, true),
-		lease: m.opts.lease, ver: ver{0, true}, session: m.conn.SessionID(), ctx: lctx, cancel: cancel,
-		done: make(chan struct{}), exited: make(chan struct{})}
-	if chk.self == h.lease.node {
-		h.lease.ver = chk.ver // we waited, and our probes moved the version
-	}
-	if err := h.lease.stamp(ctx); err != nil {
-		cancel()
-		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) || errors.Is(err, hold.ErrSessionExpired) {
-			err = fmt.Errorf("%w: stamping the lease: %w", ErrLockLost, err)
-			h.log.Lost(ctx, err)
-		} else {
-			err = fmt.Errorf("stamping the lease: %w", err)
-			h.log.Abandon(ctx, err)
+// take runs the recipe for node n and books the hold; lg is the
+// attempt's log, nil when off.
+func (m *Mutex) take(ctx context.Context, n *lockq.Node, wait bool, lg *oplog.Log) (*holding, error) {
+	start := lg.Now()
+	j := &checker{m: m, data: encodeLease(m.opts.lease, false)}
+	if err := m.lock(ctx, n, wait, j); err != nil {
+		m.q.Abandon(ctx, n)
+		if j.lease != nil {
+			j.lease.cancel()
 		}
-		m.releaseSeq(ctx, seq)
+		if lg != nil && !errors.Is(err, ErrLocked) {
+			lg.Abandon(ctx, n.Path(), start, err)
+		}
 		return nil, err
 	}
+	n.Monitor().Acquired()
+	h := &holding{node: n, lease: j.lease}
+	if lg != nil {
+		h.log = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)
+		if h.lease == nil {
+			n.Monitor().OnLoss(func(reason error) { h.log.Lost(context.Background(), reason) })
+		} else {
+			h.lease.log = h.log
+		}
+	}
 	return h, nil
+}
+
+// stamp begins the lease of the hold on node n, when there is one: the
+// "held" record, whose ZooKeeper time the lease runs from. The lease is
+// left in j for take.
+func (m *Mutex) stamp(ctx context.Context, n *lockq.Node, j *checker) error {
+	if m.opts.lease == 0 {
+		return nil
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	l := &leaseHold{m: m, node: n, path: n.Path(), data: encodeLease(m.opts.lease, true),
+		lease: m.opts.lease, ver: ver{0, true}, session: m.conn.SessionID(), ctx: lctx, cancel: cancel,
+		done: make(chan struct{}), exited: make(chan struct{})}
+	if j.self == l.path {
+		l.ver = j.ver // we waited, and our probes moved the version
+	}
+	j.lease = l
+	err := l.stamp(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, hold.ErrSessionExpired):
+		return fmt.Errorf("%w: stamping the lease: %w", ErrLockLost, err)
+	}
+	return fmt.Errorf("stamping the lease: %w", err)
 }
 
 // Unlock releases the lock. It fails with ErrNotLocked when the Mutex
@@ -276,41 +278,28 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		h.lease.cancel()
 		<-h.lease.exited
 		if h.lease.err != nil {
-			m.releaseSeq(ctx, h.seq)
-			m.finish(h, h.lease.err)
+			_ = m.q.Release(ctx, h.node) // the loss is the lease's
+			m.finish(h.lease.err)
 			return h.lease.err
 		}
 	}
-	err := h.seq.Unlock(ctx)
-	if err != nil {
-		err = m.seqLoss(err)
-		if errors.Is(err, ErrLockLost) {
-			h.log.Lost(ctx, err) // the sequential lock logs it only without a lease
-		}
+	err := m.q.Release(ctx, h.node)
+	if errors.Is(err, ErrLockLost) {
+		err = m.holdLoss(err)
+		h.log.Lost(ctx, err) // once: the monitor may have written it already
+		m.finish(err)
+		return err
 	}
-	m.finish(h, m.seqEnded(h.seq))
+	h.log.Release(ctx, err)
+	m.finish(nil)
 	return err
 }
 
-// finish books an ended hold.
-func (m *Mutex) finish(h *holding, why error) {
+// finish books why the last hold ended.
+func (m *Mutex) finish(why error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ended = why
-	m.bookLocked(h.seq)
-}
-
-// releaseSeq unlocks seq without the caller's ctx, which may be cancelled.
-func (m *Mutex) releaseSeq(ctx context.Context, seq *sequential.Mutex) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
-	defer cancel()
-	_ = seq.Unlock(cctx)
-}
-
-func (m *Mutex) bookLocked(seq *sequential.Mutex) {
-	s := seq.Stats()
-	m.past.Requests += s.Requests
-	m.past.Notifications += s.Notifications
 }
 
 // Token returns the fencing token of the current hold (its node's czxid),
@@ -325,7 +314,7 @@ func (m *Mutex) Token() int64 {
 	if h == nil {
 		return 0
 	}
-	return h.seq.Token()
+	return h.node.Token()
 }
 
 // Done returns a channel that is closed when the current hold ends:
@@ -361,15 +350,15 @@ func (m *Mutex) Err() error {
 // lock, or while it acquires it once the node is created; "" otherwise.
 func (m *Mutex) Node() string {
 	m.mu.Lock()
-	seq := m.acquiring
+	n := m.acquiring
 	if m.cur != nil {
-		seq = m.cur.seq
+		n = m.cur.node
 	}
 	m.mu.Unlock()
-	if seq == nil {
+	if n == nil {
 		return ""
 	}
-	return seq.Node()
+	return n.Path()
 }
 
 // Lease returns the lease of this Mutex's holds, 0 for none.
@@ -379,36 +368,15 @@ func (m *Mutex) Lease() time.Duration { return m.opts.lease }
 // waited: its eviction deletes that succeeded.
 func (m *Mutex) Evictions() int64 { return m.evictions.Load() }
 
-// Stats returns the ZooKeeper traffic of this Mutex so far: the sequential
-// recipe's requests plus the lease's stamps, renewals, checks and
-// evictions.
-func (m *Mutex) Stats() zklocks.Stats {
-	m.mu.Lock()
-	s := m.past
-	var live []*sequential.Mutex
-	if m.acquiring != nil {
-		live = append(live, m.acquiring)
-	}
-	if m.cur != nil {
-		live = append(live, m.cur.seq)
-	}
-	m.mu.Unlock()
-	for _, seq := range live {
-		x := seq.Stats()
-		s.Requests += x.Requests
-		s.Notifications += x.Notifications
-	}
-	own := m.client.Stats()
-	s.Requests += own.Requests
-	s.Notifications += own.Notifications
-	return s
-}
+// Stats returns the ZooKeeper traffic of this Mutex so far: the queue's
+// requests plus the lease's stamps, renewals, checks and evictions.
+func (m *Mutex) Stats() zklocks.Stats { return m.client.Stats() }
 
 func (m *Mutex) doneOf(h *holding) <-chan struct{} {
 	if h.lease != nil {
 		return h.lease.done
 	}
-	return h.seq.Done()
+	return h.node.Monitor().Done()
 }
 
 // errOf is why a hold whose Done is closed ended.
@@ -416,24 +384,25 @@ func (m *Mutex) errOf(h *holding) error {
 	if h.lease != nil {
 		return h.lease.err
 	}
-	return m.seqEnded(h.seq)
+	return m.monitorLoss(h.node)
 }
 
-// seqEnded maps the sequential lock's reason for the end of a hold.
-func (m *Mutex) seqEnded(seq *sequential.Mutex) error {
-	if err := seq.Err(); err != nil && errors.Is(err, sequential.ErrLockLost) {
-		return m.seqLoss(err)
+// monitorLoss is why the watch on our node ended the hold, nil if it did
+// not (or was released).
+func (m *Mutex) monitorLoss(n *lockq.Node) error {
+	if err := n.Monitor().Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
+		return m.holdLoss(fmt.Errorf("%w: %w", ErrLockLost, err))
 	}
 	return nil
 }
 
-// seqLoss maps an error of the sequential lock; a node deleted by someone
-// else while we held it with a lease is an eviction.
-func (m *Mutex) seqLoss(err error) error {
+// holdLoss names a loss of our node: with a lease, a node deleted by
+// someone else while we held it is an eviction.
+func (m *Mutex) holdLoss(err error) error {
 	if m.opts.lease > 0 && errors.Is(err, hold.ErrNodeDeleted) {
-		return fmt.Errorf("%w: %w", ErrEvicted, translate(err))
+		return fmt.Errorf("%w: %w", ErrEvicted, err)
 	}
-	return translate(err)
+	return err
 }
 
 // idlePoll is how long a waiter waits before it looks at a head that
@@ -485,15 +454,8 @@ func (m *Mutex) pauseRenewal() (resume func()) {
 	}
 }
 
-// translate takes an error of the sequential lock underneath as a cause
-// of ours (see lockerr.Rebrand).
-func translate(err error) error { return lockerr.Rebrand(err, sequential.Sentinels, sentinels) }
-
 // fail gives an error of the API the package's prefix (internal/lockerr).
 func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("timeout", op, m.path, err) }
-
-var sentinels = lockerr.Sentinels{BadPath: ErrBadPath, NilConn: ErrNilConn, Locked: ErrLocked,
-	NotLocked: ErrNotLocked, LockLost: ErrLockLost, AlreadyLocked: ErrAlreadyLocked}
 
 func isClosed(c <-chan struct{}) bool {
 	select {

@@ -3,18 +3,22 @@ package lockq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
 // Release deletes our node after a hold, whatever its data version. When
 // the ensemble cannot be reached now (or ctx ends), the delete is done
-// later (zkop.Client.DeleteEventually) and Release returns nil: the node
-// does not outlive the session. It stops the watch on our node first, so
-// that our own delete is not taken for a loss.
+// later (zkop.Client.DeleteEventually): the node does not outlive the
+// session. It stops the watch on our node first, so that our own delete
+// is not taken for a loss. It returns the loss (wrapping Config.Lost)
+// when the hold had ended before, or found our node gone; else the
+// delete's error, nil when it was done or is done later.
 //
 // Version -1 is safe here, and saves a round trip on the path of every
 // handoff: the reentrant and timeout locks rewrite our node's data (the
@@ -28,12 +32,22 @@ import (
 // naive lock, whose every holder uses one fixed path, must never do this.
 func (q *Queue) Release(ctx context.Context, n *Node) error {
 	n.mon.Release()
+	reason := n.mon.Err() // ErrReleased, unless the hold had ended before
 	err := q.c.Delete(ctx, n.path, -1)
-	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
+	switch {
+	case err != nil && (zkop.Transient(err) || ctx.Err() != nil):
 		q.c.DeleteEventually(n.path, -1)
-		return nil
+		err = nil
+	case errors.Is(err, zk.ErrNoNode) && errors.Is(reason, hold.ErrReleased):
+		reason = hold.ErrNodeDeleted // deleted behind our back, after the monitor's last look
 	}
-	return err
+	if !errors.Is(reason, hold.ErrReleased) {
+		return q.lost(reason)
+	}
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", n.path, err)
+	}
+	return nil
 }
 
 // cleanupBudget bounds how long a failed acquisition goes on abandoning

@@ -23,17 +23,14 @@ type Config struct {
 	// Lost is the lock's sentinel for a lost hold: the Queue's losses wrap
 	// it and the monitor's reason.
 	Lost error
-	// Log is the lock's operation log (nil: off).
-	Log *oplog.Log
-	// Hook, when set, is called whenever the contender is about to wait
-	// (see AwaitGone).
-	Hook WaitHook
 }
 
-// WaitHook is called each time a contender is about to wait for its
-// predecessor, with the head of the queue as of the last listing and our
-// node. A positive again has it called again after that long (after a new
-// listing unless we are second); an error ends the acquisition.
+// WaitHook is what a variant does while it waits (the timeout lock
+// judges the head's lease): AwaitGone calls it each time it has set its
+// watch and is about to wait, with the head of the queue as of the last
+// listing and our node. A positive again has it called again after that
+// long (after a new listing unless we are second); an error ends the
+// acquisition.
 type WaitHook func(ctx context.Context, head, self string) (again time.Duration, err error)
 
 // Queue is the queue of one lock path, as one contender uses it.
@@ -57,6 +54,7 @@ func (q *Queue) Client() *zkop.Client { return q.c }
 type Node struct {
 	GUID string
 	mon  *hold.Monitor
+	log  *oplog.Log // the acquisition's operation log, nil when off
 
 	mu    sync.Mutex // guards name, path, czxid
 	name  string     // under the lock path, once known
@@ -77,8 +75,9 @@ type Node struct {
 	ev      <-chan zk.Event
 }
 
-// NewNode returns a Node for one acquisition, with a GUID of its own.
-func NewNode() *Node { return &Node{GUID: newGUID()} }
+// NewNode returns a Node for one acquisition, with a GUID of its own;
+// the wait is written to log (nil: off).
+func NewNode(log *oplog.Log) *Node { return &Node{GUID: newGUID(), log: log} }
 
 // Monitor returns the watch on our node (nil before Join has made it).
 func (n *Node) Monitor() *hold.Monitor { return n.mon }

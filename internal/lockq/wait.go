@@ -22,7 +22,10 @@ import (
 // the predecessor (a count or a lease written into it) sets the watch
 // again at once; a wait that ends without the predecessor gone keeps its
 // watch for the next.
-func (q *Queue) AwaitGone(ctx context.Context, n *Node, l Line) (gone bool, err error) {
+//
+// A variant that does something while it waits passes it as hooks (see
+// WaitHook).
+func (q *Queue) AwaitGone(ctx context.Context, n *Node, l Line, hooks ...WaitHook) (gone bool, err error) {
 	var b backoff
 	for {
 		if n.ev == nil || n.watched != l.Pred {
@@ -31,7 +34,7 @@ func (q *Queue) AwaitGone(ctx context.Context, n *Node, l Line) (gone bool, err 
 				return !ok && err == nil, err // !ok: gone already
 			}
 		}
-		again, err := q.hook(ctx, n, l)
+		again, err := callHooks(ctx, n, l, hooks)
 		if err != nil {
 			return false, err
 		}
@@ -75,8 +78,8 @@ func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, e
 		case err != nil:
 			return false, fmt.Errorf("watch %s: %w", l.Pred, err)
 		}
-		if q.cfg.Log != nil && n.watched != l.Pred {
-			q.cfg.Log.Wait(ctx, n.path, l.Pred, l.Ahead, q.c.Conn.SessionID())
+		if n.log != nil && n.watched != l.Pred {
+			n.log.Wait(ctx, n.path, l.Pred, l.Ahead, q.c.Conn.SessionID())
 		}
 		n.watched, n.ev = l.Pred, ch
 		*b = backoff{}
@@ -84,19 +87,21 @@ func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, e
 	}
 }
 
-// hook calls the wait hook, if any.
-func (q *Queue) hook(ctx context.Context, n *Node, l Line) (time.Duration, error) {
-	if q.cfg.Hook == nil {
-		return 0, nil
+// callHooks calls the wait hooks; the soonest again wins.
+func callHooks(ctx context.Context, n *Node, l Line, hooks []WaitHook) (time.Duration, error) {
+	var soonest time.Duration
+	for _, h := range hooks {
+		again, err := h(ctx, l.Head, n.path)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return 0, ctx.Err()
+		case err != nil:
+			return 0, fmt.Errorf("wait hook: %w", err)
+		case again > 0 && (soonest == 0 || again < soonest):
+			soonest = again
+		}
 	}
-	again, err := q.cfg.Hook(ctx, l.Head, n.path)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return 0, ctx.Err()
-	case err != nil:
-		return 0, fmt.Errorf("wait hook: %w", err)
-	}
-	return again, nil
+	return soonest, nil
 }
 
 // wait blocks on the watch until it fires, the hook's again has passed,
