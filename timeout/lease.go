@@ -93,7 +93,7 @@ type leaseHold struct {
 	node  *lockq.Node
 	log   *oplog.Hold // nil when off
 	path  string      // our node's
-	data  []byte // encodeLease(lease, true)
+	data  []byte      // encodeLease(lease, true)
 	lease time.Duration
 
 	ver     ver   // our node's data version, owned by the renewal goroutine

@@ -112,8 +112,8 @@ type Mutex struct {
 
 	mu        sync.Mutex // guards the fields below; never held across a request
 	acquiring *lockq.Node
-	cur       *holding // the current hold, nil if none
-	ended     error    // why the last hold ended
+	cur       *holding      // the current hold, nil if none
+	ended     error         // why the last hold ended
 	paused    chan struct{} // test seam: non-nil while renewals are paused
 }
 
