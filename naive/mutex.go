@@ -156,7 +156,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	m.mu.Unlock()
 
 	start := m.log.Now()
-	h, err := m.obtain(ctx, wait)
+	h, err := m.lock(ctx, wait)
 	if err != nil && m.log != nil && !errors.Is(err, ErrLocked) {
 		m.log.Abandon(ctx, "", start, err)
 	}
@@ -183,65 +183,6 @@ func (m *Mutex) logAcquire(ctx context.Context, h *holding, start time.Time) *op
 	hl := m.log.Acquire(ctx, m.path, h.czxid, h.session, start)
 	h.mon.OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })
 	return hl
-}
-
-// obtain is the recipe: create, or watch and retry.
-//
-// One stamp serves every create of the call. After a create whose outcome
-// is unknown (unsure), a node that exists may be that very create, applied
-// late or missed by the look that followed it: a NodeExists then looks at
-// the node before it waits, or it would wait for its own node to go.
-func (m *Mutex) obtain(ctx context.Context, wait bool) (*holding, error) {
-	madeParents, unsure, expired := false, false, 0
-	stamp := newStamp()
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		sid, err := m.create(ctx, stamp)
-		if errors.Is(err, zk.ErrNodeExists) && unsure {
-			if h, ferr := m.findOwn(ctx, stamp); h != nil || ferr != nil {
-				return h, ferr
-			}
-		}
-		switch {
-		case err == nil:
-			return m.claim(ctx, stamp, sid)
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			return nil, err
-		case errors.Is(err, zk.ErrNoNode) && !madeParents:
-			madeParents = true
-			if err := m.client.EnsureParents(ctx, m.path, zkpath.Ancestors(m.path), false, m.acl); err != nil {
-				return nil, m.wrap("create the parents", ctx, err)
-			}
-		case errors.Is(err, zk.ErrNodeExists) && !wait:
-			return nil, fmt.Errorf("%w: %w", ErrLocked, err)
-		case errors.Is(err, zk.ErrNodeExists):
-			if err := m.awaitRelease(ctx); err != nil {
-				return nil, err
-			}
-		case errors.Is(err, zk.ErrSessionExpired) && expired < findOwnTries:
-			// The node, if the create made it, went with that session:
-			// create again on the next one.
-			expired++
-			if err := zkop.Sleep(ctx, 20*time.Millisecond); err != nil {
-				return nil, err
-			}
-		case zkop.Transient(err):
-			// The create may have been applied and only its answer lost
-			// (ErrConnectionClosed, or the raw network error when the
-			// connection broke as it was written; ErrNoServer: it was
-			// never sent, and the look says so).
-			unsure = true
-			h, ferr := m.findOwn(ctx, stamp)
-			if h != nil || ferr != nil {
-				return h, ferr
-			}
-			// Not applied, or gone with an old session: try again.
-		default:
-			return nil, m.wrap("create", ctx, err)
-		}
-	}
 }
 
 // findOwn looks, once the client is back, for the node of a create whose
@@ -306,7 +247,7 @@ func (m *Mutex) lookFailed(ctx context.Context, stamp []byte, err error) error {
 // request was sent (the servers may have applied it). The lock path can
 // not tell whose node it is, the stamp can. In the first case the node is
 // deleted in the background if it carries our stamp; in the second,
-// ErrConnectionClosed, obtain looks for it (findOwn) and takes it.
+// ErrConnectionClosed, take looks for it (findOwn) and takes it.
 func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 	answer := make(chan error, 1)
 	go func() {

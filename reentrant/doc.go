@@ -19,9 +19,11 @@
 // returns to zero; the notes' sketch counts only the entries after the
 // first, which is the same bookkeeping shifted by one.
 //
-// Each hold is one sequential.Mutex: an ephemeral-sequential node under the
-// lock path whose waiters watch only their predecessor (notes §3). Its data
-// names the holder, as JSON (see Holder and ParseHolder):
+// Each hold is one node of the sequential recipe (recipe.go, a marked copy
+// of sequential/recipe.go on the same queue client, internal/lockq): an
+// ephemeral-sequential node under the lock path whose waiters watch only
+// their predecessor (notes §3). Its data names the holder, as JSON (see
+// Holder and ParseHolder):
 //
 //	{"host":"web-3","pid":4711,"owner":"job-42","mode":"memory"}
 //
@@ -155,8 +157,8 @@
 //	lost     WARN   node token held reason err    (reason: node_deleted, session_expired, cut_off, count_write)
 //	abandon  INFO   [node] waited err             (Lock failed; not a TryLock that found the lock taken)
 //
-// The sequential lock underneath writes acquire, the ZooKeeper wait,
-// release, lost and abandon in this package's name; each event is
+// Acquire, the ZooKeeper wait, release, lost and abandon are written as
+// in the sequential lock, under this package's name; each event is
 // written once. waited counts from the call of Lock, time at the gate
 // included. count_write is a loss of InNode mode: the count could not be
 // written. internal/oplog has the full table, shared by every variant.

@@ -14,16 +14,16 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/sequential"
 )
 
-// Errors returned by this package, compared with errors.Is. An error that
-// comes up from the sequential lock underneath carries both names:
-// errors.Is(err, reentrant.ErrLockLost) and
-// errors.Is(err, sequential.ErrLockLost) are both true.
+// Errors returned by this package, compared with errors.Is. Errors that
+// come from ZooKeeper also wrap go-zookeeper's error (zk.ErrNoAuth,
+// zk.ErrConnectionClosed, ...).
 var (
 	ErrBadPath       = errors.New("invalid lock path")
 	ErrNilConn       = errors.New("nil connection")
@@ -80,7 +80,8 @@ type Mutex struct {
 	conn   *zk.Conn
 	path   string
 	opts   options
-	client *zkop.Client // our own requests: the count writes of InNode
+	client *zkop.Client // every request: the queue's and the count writes of InNode
+	q      *lockq.Queue
 	host   string
 	pid    int
 	log    *oplog.Log // nil when off
@@ -97,13 +98,12 @@ type Mutex struct {
 	// last is the most recent hold when it was lost and its owner still
 	// owes it Unlocks: Token reports its token until then.
 	last *lostHold
-	past zklocks.Stats // traffic of the sequential locks of ended holds
 }
 
-// holding is one owner's hold: one node, one sequential.Mutex.
+// holding is one owner's hold: one node.
 type holding struct {
 	owner string
-	seq   *sequential.Mutex
+	node  *lockq.Node
 
 	// step serialises the owner's own count changes and the release, so
 	// that two goroutines using one owner at once cannot interleave a
@@ -145,7 +145,8 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 		return nil, lockerr.Wrap("reentrant", "new", path, fmt.Errorf("unknown count mode %d", int(o.mode)))
 	}
 	host, _ := os.Hostname()
-	m := &Mutex{conn: conn, path: path, opts: o, client: zkop.New(conn, o.sessionTimeout),
+	c := zkop.New(conn, o.sessionTimeout)
+	m := &Mutex{conn: conn, path: path, opts: o, client: c, q: lockq.New(c, path, lockq.Config{ACL: o.acl, Lost: ErrLockLost}),
 		host: host, pid: os.Getpid(), gate: make(chan struct{}, 1), lost: map[string]*lostHold{},
 		log: oplog.New(o.logger, "reentrant", path, oplog.Reason{Err: errCountWrite, Name: oplog.ReasonCountWrite})}
 	m.gate <- struct{}{}
@@ -167,14 +168,17 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // A hold that has been lost is never re-entered: Lock then queues for a new
 // node like any contender, and the Unlocks still owed to the lost hold
 // return ErrLockLost.
-func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.lock(ctx, true)) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.enter(ctx, true)) }
 
 // TryLock is Lock without waiting for another holder: it fails with
 // ErrLocked when another owner, here or elsewhere, holds the lock. A
 // re-entry succeeds as with Lock.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.lock(ctx, false)) }
+func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.enter(ctx, false)) }
 
-func (m *Mutex) lock(ctx context.Context, wait bool) error {
+// enter is Lock and TryLock for the owner in ctx: a re-entry when it holds
+// the lock, a wait in this process while another owner of this Mutex
+// holds it, else the queue's recipe (recipe.go).
+func (m *Mutex) enter(ctx context.Context, wait bool) error {
 	owner, ok := OwnerFrom(ctx)
 	if !ok {
 		return ErrNoOwner
@@ -192,7 +196,7 @@ func (m *Mutex) lock(ctx context.Context, wait bool) error {
 		if h != nil {
 			mine, acquiring = h.owner == owner, !h.held
 			if !acquiring && !h.releasing {
-				lost = h.seq.Done()
+				lost = h.node.Monitor().Done()
 			}
 		}
 		m.mu.Unlock()
@@ -239,42 +243,45 @@ func (m *Mutex) lock(ctx context.Context, wait bool) error {
 // acquire takes a new node for owner, in a Lock that began at start. The
 // caller holds the gate.
 func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time.Time) error {
-	data := Holder{Host: m.host, PID: m.pid, Owner: owner, Mode: m.opts.mode.String()}
-	if m.opts.mode == InNode {
-		data.Count = 1
-	}
-	opts := []sequential.Option{sequential.WithACL(m.opts.acl),
-		sequential.WithSessionTimeout(m.opts.sessionTimeout), sequential.WithData(data.encode())}
 	lg := m.log.Attempt(owner, start)
-	if lg != nil {
-		// The sequential lock logs this attempt and its hold in our name.
-		opts = append(opts, oplog.SequentialOption(lg, false).(sequential.Option))
-	}
-	seq, err := sequential.New(m.conn, m.path, opts...)
-	if err != nil {
-		m.gate <- struct{}{}
-		return translate(err)
-	}
-	h := &holding{owner: owner, seq: seq}
+	n := lockq.NewNode(lg)
+	h := &holding{owner: owner, node: n}
 	m.mu.Lock()
 	m.cur = h
 	m.mu.Unlock()
 
-	if wait {
-		err = seq.Lock(ctx)
+	err := m.lock(ctx, owner, n, wait)
+	if err != nil {
+		m.q.Abandon(ctx, n)
+		if lg != nil && !errors.Is(err, ErrLocked) {
+			lg.Abandon(ctx, n.Path(), start, err)
+		}
 	} else {
-		err = seq.TryLock(ctx)
+		n.Monitor().Acquired()
 	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
 		m.endLocked(h)
-		return translate(err)
+		return err
 	}
-	h.held, h.count, h.log = true, 1, lg.Current()
+	h.held, h.count = true, 1
+	if lg != nil {
+		h.log = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)
+		n.Monitor().OnLoss(func(reason error) { h.log.Lost(context.Background(), reason) })
+	}
 	m.last = nil // a new hold: Token is its token now
 	return nil
+}
+
+// record is our node's data for owner at depth count: the holder record.
+func (m *Mutex) record(owner string, count int) []byte {
+	data := Holder{Host: m.host, PID: m.pid, Owner: owner, Mode: m.opts.mode.String()}
+	if m.opts.mode == InNode {
+		data.Count = count
+	}
+	return data.encode()
 }
 
 // errHoldChanged says the hold a step was meant for ended before the step
@@ -315,7 +322,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	// version, so it runs to its end (at most a session timeout).
 	data := Holder{Host: m.host, PID: m.pid, Owner: h.owner, Mode: m.opts.mode.String(), Count: n}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
-	stat, err := m.writeCount(wctx, h.seq.Node(), data.encode(), version)
+	stat, err := m.writeCount(wctx, h.node.Path(), data.encode(), version)
 	cancel()
 
 	m.mu.Lock()
@@ -349,8 +356,8 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	h.releasing = true // our own release below must not look like a loss
 	m.loseLocked(h, owed, why)
 	m.mu.Unlock()
-	h.log.Lost(ctx, why) // before dispose's Unlock, which must not log a release
-	m.dispose(ctx, h.seq)
+	h.log.Lost(ctx, why) // before dispose's release, which must not log one
+	m.dispose(ctx, h.node)
 	if delta < 0 {
 		return why
 	}
@@ -376,7 +383,7 @@ func (h *holding) logDepth(ctx context.Context, delta, n int) {
 // the version we wrote at means the write was not applied (write again),
 // and that one more, with our data, means it was. Anything else is
 // someone else's write (ErrBadVersion), a deleted node (ErrNoNode) or
-// another session's node (sequential.ErrLockLost): the hold is lost. It
+// another session's node (ErrLockLost): the hold is lost. It
 // gives up when ctx ends (the caller bounds it by a session timeout: past
 // that, an unreachable ensemble has expired the session).
 func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, version int32) (*zk.Stat, error) {
@@ -411,7 +418,7 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 			return nil, false, err
 		case st.EphemeralOwner != sid:
 			return nil, false, fmt.Errorf("%w: %s belongs to session %#x, ours was %#x",
-				sequential.ErrLockLost, node, st.EphemeralOwner, sid)
+				ErrLockLost, node, st.EphemeralOwner, sid)
 		case st.Version == version:
 			return nil, false, nil // not applied
 		case st.Version == version+1 && bytes.Equal(got, data):
@@ -424,20 +431,16 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 
 // release deletes h's node. The caller holds h.step and has set h.releasing.
 func (m *Mutex) release(ctx context.Context, h *holding) error {
-	err := h.seq.Unlock(ctx)
+	err := m.q.Release(ctx, h.node)
+	if errors.Is(err, ErrLockLost) {
+		h.log.Lost(ctx, err) // once: the monitor may have written it already
+	} else {
+		h.log.Release(ctx, err)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !isClosed(h.seq.Done()) {
-		// The sequential lock still holds the node (a failed Unlock it
-		// can retry): keep the hold at depth 1, as before the call.
-		h.releasing = false
-		return translate(err)
-	}
 	m.endLocked(h)
-	if err != nil {
-		return translate(err)
-	}
-	return nil
+	return err
 }
 
 // Unlock undoes one Lock of the owner in ctx: it decrements the count and
@@ -495,21 +498,20 @@ func (m *Mutex) reportLost(owner string) error {
 	return l.err
 }
 
-// reapLocked ends the current hold if the sequential lock has lost it,
-// recording the Unlocks its owner still owes. It returns the sequential
-// lock to dispose of (outside m.mu), or nil.
-func (m *Mutex) reapLocked() *sequential.Mutex {
+// reapLocked ends the current hold if the watch on its node has seen it
+// lost, recording the Unlocks its owner still owes. It returns the node to
+// dispose of (outside m.mu), or nil.
+func (m *Mutex) reapLocked() *lockq.Node {
 	h := m.cur
-	if h == nil || !h.held || h.releasing || !isClosed(h.seq.Done()) {
+	if h == nil || !h.held || h.releasing || !isClosed(h.node.Monitor().Done()) {
 		return nil
 	}
-	m.loseLocked(h, h.count, translate(h.seq.Err()))
-	return h.seq
+	m.loseLocked(h, h.count, fmt.Errorf("%w: %w", ErrLockLost, h.node.Monitor().Err()))
+	return h.node
 }
 
 // loseLocked ends h as lost, with owed Unlocks to answer with why. Its
-// token stays what Token reports until they are answered. h.seq still has
-// the hold (it is disposed of after this), so its Token is the hold's.
+// token stays what Token reports until they are answered.
 func (m *Mutex) loseLocked(h *holding, owed int, why error) {
 	m.last = nil
 	if owed > 0 {
@@ -520,7 +522,7 @@ func (m *Mutex) loseLocked(h *holding, owed int, why error) {
 		}
 		l.left += owed
 		l.err = why
-		l.token = h.seq.Token()
+		l.token = h.node.Token()
 		m.last = l
 	}
 	m.cur = nil
@@ -530,32 +532,24 @@ func (m *Mutex) loseLocked(h *holding, owed int, why error) {
 
 // endLocked ends h (released, or never acquired) and opens the gate.
 func (m *Mutex) endLocked(h *holding) {
-	m.past.Requests += h.seq.Stats().Requests
-	m.past.Notifications += h.seq.Stats().Notifications
 	m.cur = nil
 	h.held = false
 	m.gate <- struct{}{}
 }
 
-// dispose lets a lost hold's sequential lock clean up after itself (its
-// node may still exist, for example after a BadVersion or when the client
-// was cut off but its session survived) and books its traffic. It waits at
-// most until ctx ends or a session timeout passes: a delete that cannot be
-// done by then goes on in the background (sequential's Unlock hands it to
-// zkop.DeleteEventually), so a waiter that reaps a lost hold is not held
-// up past its own deadline.
-func (m *Mutex) dispose(ctx context.Context, seq *sequential.Mutex) {
-	if seq == nil {
+// dispose deletes the node of a lost hold, which may still exist (for
+// example after a BadVersion, or when the client was cut off but its
+// session survived). It waits at most until ctx ends or a session timeout
+// passes: a delete that cannot be done by then is done later
+// (lockq.Queue.Release), so a waiter that reaps a lost hold is not held up
+// past its own deadline.
+func (m *Mutex) dispose(ctx context.Context, n *lockq.Node) {
+	if n == nil {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.opts.sessionTimeout)
-	_ = seq.Unlock(cctx) // ErrLockLost expected: the loss is already recorded
-	cancel()
-	s := seq.Stats()
-	m.mu.Lock()
-	m.past.Requests += s.Requests
-	m.past.Notifications += s.Notifications
-	m.mu.Unlock()
+	defer cancel()
+	_ = m.q.Release(cctx, n) // ErrLockLost expected: the loss is already recorded
 }
 
 // Token returns the fencing token of the current hold (its node's czxid),
@@ -569,7 +563,7 @@ func (m *Mutex) Token() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if h := m.cur; h != nil && h.held {
-		return h.seq.Token() // a lost hold not reaped yet still has its token there
+		return h.node.Token() // a lost hold not reaped yet still has its token there
 	}
 	if m.last != nil {
 		return m.last.token
@@ -593,7 +587,7 @@ func (m *Mutex) Done() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if h := m.cur; h != nil && h.held {
-		return h.seq.Done()
+		return h.node.Monitor().Done()
 	}
 	return closed
 }
@@ -610,36 +604,15 @@ func (m *Mutex) Count(ctx context.Context) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := m.cur
-	if h == nil || !h.held || h.owner != owner || isClosed(h.seq.Done()) {
+	if h == nil || !h.held || h.owner != owner || isClosed(h.node.Monitor().Done()) {
 		return 0
 	}
 	return h.count
 }
 
-// Stats returns the ZooKeeper traffic of this Mutex so far: every hold's
-// sequential lock plus the count writes of InNode.
-func (m *Mutex) Stats() zklocks.Stats {
-	m.mu.Lock()
-	s := m.past
-	h := m.cur
-	m.mu.Unlock()
-	own := m.client.Stats()
-	s.Requests += own.Requests
-	s.Notifications += own.Notifications
-	if h != nil {
-		cs := h.seq.Stats()
-		s.Requests += cs.Requests
-		s.Notifications += cs.Notifications
-	}
-	return s
-}
-
-// translate takes an error of the sequential lock underneath as a cause
-// of ours (see lockerr.Rebrand).
-func translate(err error) error { return lockerr.Rebrand(err, sequential.Sentinels, sentinels) }
+// Stats returns the ZooKeeper traffic of this Mutex so far: the queue's
+// requests plus the count writes of InNode.
+func (m *Mutex) Stats() zklocks.Stats { return m.client.Stats() }
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
 func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("reentrant", op, m.path, err) }
-
-var sentinels = lockerr.Sentinels{BadPath: ErrBadPath, NilConn: ErrNilConn, Locked: ErrLocked,
-	NotLocked: ErrNotLocked, LockLost: ErrLockLost, AlreadyLocked: ErrAlreadyLocked}

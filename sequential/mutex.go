@@ -41,10 +41,8 @@ type options struct {
 	acl            []zk.ACL
 	sessionTimeout time.Duration
 	data           []byte
-	waitHook       WaitHook
 	logger         *slog.Logger
-	log            *oplog.Log // set by the locks built on this one, else made from logger
-	lossesAbove    bool       // the lock built on this one logs losses itself
+	log            *oplog.Log // made from logger
 }
 
 // WithACL sets the ACL of the nodes the Mutex creates: its own node and
@@ -77,33 +75,6 @@ func WithData(data []byte) Option {
 // log off; it then costs nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
-}
-
-// The locks built on this one log through it under their own name.
-func init() {
-	oplog.SequentialOption = func(g *oplog.Log, lossesAbove bool) any {
-		return Option(func(o *options) { o.log, o.lossesAbove = g, lossesAbove })
-	}
-}
-
-// WaitState describes the queue to a WaitHook.
-type WaitState struct {
-	// Head is the full path of the first node in the queue: the holder.
-	Head string
-	// Self is the full path of the waiter's own node.
-	Self string
-}
-
-// WaitHook runs in a waiter each time it has set its watch on its
-// predecessor and is about to wait. It returns after how long it wants to
-// be called again (0: not before the queue changes). An error aborts Lock:
-// the waiter's node is deleted and the error is returned, wrapped.
-type WaitHook func(ctx context.Context, w WaitState) (again time.Duration, err error)
-
-// WithWaitHook sets a WaitHook. The timeout package uses it to judge the
-// holder's lease while waiting.
-func WithWaitHook(h WaitHook) Option {
-	return func(o *options) { o.waitHook = h }
 }
 
 // state is where a Mutex is in its cycle.
@@ -146,9 +117,7 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.log == nil {
-		o.log = oplog.New(o.logger, "sequential", path)
-	}
+	o.log = oplog.New(o.logger, "sequential", path)
 	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost}
 	return &Mutex{path: path, opts: o, q: lockq.New(zkop.New(conn, o.sessionTimeout), path, cfg)}, nil
 }
@@ -210,9 +179,7 @@ func (m *Mutex) logAcquire(ctx context.Context, n *lockq.Node, start time.Time) 
 		return nil
 	}
 	h := m.opts.log.Acquire(ctx, n.Path(), n.Token(), m.q.Client().Conn.SessionID(), start)
-	if !m.opts.lossesAbove {
-		n.Monitor().OnLoss(func(reason error) { h.Lost(context.Background(), reason) })
-	}
+	n.Monitor().OnLoss(func(reason error) { h.Lost(context.Background(), reason) })
 	return h
 }
 
@@ -236,9 +203,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 
 	err := m.q.Release(ctx, n)
 	if errors.Is(err, ErrLockLost) {
-		if !m.opts.lossesAbove {
-			hl.Lost(ctx, err) // written already if the monitor saw it
-		}
+		hl.Lost(ctx, err) // once: the monitor may have written it already
 		m.mu.Lock()
 		m.lost = err
 		m.mu.Unlock()
@@ -314,11 +279,6 @@ func (m *Mutex) Node() string {
 func (m *Mutex) Stats() zklocks.Stats { return m.q.Client().Stats() }
 
 func lostError(reason error) error { return fmt.Errorf("%w: %w", ErrLockLost, reason) }
-
-// Sentinels are this package's sentinel errors, for the locks built on
-// it (internal/lockerr.Rebrand). Not part of the API.
-var Sentinels = lockerr.Sentinels{BadPath: ErrBadPath, NilConn: ErrNilConn, Locked: ErrLocked,
-	NotLocked: ErrNotLocked, LockLost: ErrLockLost, AlreadyLocked: ErrAlreadyLocked}
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
 func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("sequential", op, m.path, err) }

@@ -391,48 +391,6 @@ func TestUnlockAfterDataChange(t *testing.T) {
 	assert.Equal(t, 0, queueLen(t, fresh(t, h.conn), path))
 }
 
-// TestWaitHook: the hook runs once the watch on the predecessor is set,
-// sees the holder and itself, is called again after the delay it asks
-// for, and its error aborts Lock and removes the waiter's node.
-func TestWaitHook(t *testing.T) {
-	ctx := testContext(t, 30*time.Second)
-	path := zktest.LockPath(t)
-	h := newContender(t, path)
-	mid := newContender(t, path)
-	require.NoError(t, h.m.Lock(ctx))
-	resMid := lockAsync(ctx, mid.m)
-	waitQueued(t, mid.m, mid.conn)
-
-	var (
-		mu    sync.Mutex
-		calls []sequential.WaitState
-	)
-	stop := errors.New("enough")
-	w := newContender(t, path, sequential.WithWaitHook(func(_ context.Context, s sequential.WaitState) (time.Duration, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		calls = append(calls, s)
-		if len(calls) == 4 {
-			return 0, stop
-		}
-		return 20 * time.Millisecond, nil
-	}))
-	err := w.m.Lock(ctx)
-	require.ErrorIs(t, err, stop)
-	mu.Lock()
-	require.Len(t, calls, 4)
-	for _, c := range calls {
-		assert.Equal(t, h.m.Node(), c.Head, "Head is the holder, not the predecessor")
-		assert.True(t, strings.HasPrefix(c.Self, path+"/_c_"), "Self is our node: %s", c.Self)
-	}
-	mu.Unlock()
-	assert.Equal(t, 2, queueLen(t, fresh(t, h.conn), path), "the waiter's node is gone")
-
-	require.NoError(t, h.m.Unlock(ctx))
-	requireAcquired(t, resMid, "mid")
-	require.NoError(t, mid.m.Unlock(ctx))
-}
-
 // TestContenders: the queue in order, with each node's data and stat, from
 // the package function and the method; a missing path is an empty queue.
 func TestContenders(t *testing.T) {

@@ -68,8 +68,9 @@
 // clock, and a process paused between reading its clock and acting acts
 // on an old reading. So no client's clock decides anything here.
 //
-// A waiter asks ZooKeeper for the present instead. In the sequential lock's
-// WaitHook it writes its own node (the probe; the ensemble stamps its
+// A waiter asks ZooKeeper for the present instead. In the recipe's wait
+// (recipe.go: the hook it passes to lockq.Queue.AwaitGone) it writes
+// its own node (the probe; the ensemble stamps its
 // mtime), then reads the head's node, and finds the lease expired when
 //
 //	head.Mtime + lease <= probe.Mtime
@@ -179,8 +180,7 @@
 // holder's node is one, as ErrEvicted says), and lease_expired when it
 // gave its hold up itself; other reasons are node_deleted,
 // session_expired and cut_off. A lease that could not be stamped logs
-// abandon, or lost, after acquire. The sequential lock underneath writes
-// acquire, wait, release and abandon in this package's name; each event
-// is written once. internal/oplog has the full table, shared by every
+// abandon. Acquire, wait, release and abandon are written as in the
+// sequential lock, under this package's name; each event is written once. internal/oplog has the full table, shared by every
 // variant.
 package timeout

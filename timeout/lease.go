@@ -330,7 +330,7 @@ type checker struct {
 	lease *leaseHold // the hold's lease, once stamped (Mutex.stamp)
 }
 
-// hook is the lockq.WaitHook that judges the head's lease.
+// hook is the lockq.WhileWaiting that judges the head's lease.
 func (c *checker) hook(ctx context.Context, head, self string) (time.Duration, error) {
 	if self != c.self {
 		c.self, c.ver, c.anchored = self, ver{}, false

@@ -21,11 +21,9 @@ import (
 	"github.com/zklocks/zklocks/sequential"
 )
 
-// Errors returned by this package, compared with errors.Is. An error that
-// comes up from the sequential lock underneath carries both names:
-// errors.Is(err, timeout.ErrLockLost) and errors.Is(err,
-// sequential.ErrLockLost) are both true. A hold lost to its lease is
-// ErrLockLost and also ErrEvicted or ErrLeaseExpired.
+// Errors returned by this package, compared with errors.Is. Errors that
+// come from ZooKeeper also wrap go-zookeeper's error. A hold lost to its
+// lease is ErrLockLost and also ErrEvicted or ErrLeaseExpired.
 var (
 	ErrBadPath       = errors.New("invalid lock path")
 	ErrNilConn       = errors.New("nil connection")

@@ -10,10 +10,7 @@
 // step that failed, go-zookeeper's error, ctx's error) and the API wraps
 // them once with Wrap. errors.Is sees through the wrapping: to the
 // package's sentinels, to go-zookeeper's errors, to context.Canceled and
-// context.DeadlineExceeded. The packages built on the sequential lock
-// (reentrant, timeout) take its errors as causes with Rebrand, which puts
-// their own sentinel of the same meaning into the chain and drops
-// sequential's prefix.
+// context.DeadlineExceeded.
 package lockerr
 
 import "errors"
@@ -49,44 +46,3 @@ func Wrap(pkg, op, path string, err error) error {
 	}
 	return &Error{Pkg: pkg, Op: op, Path: path, Err: err}
 }
-
-// Sentinels are a lock package's sentinel errors of the meanings every
-// variant shares.
-type Sentinels struct {
-	BadPath, NilConn, Locked, NotLocked, LockLost, AlreadyLocked error
-}
-
-// Rebrand returns err, an error of the lock package underneath (theirs),
-// as a cause for a package built on it (ours): without the prefix the
-// package underneath gave it, and, when it matches one of their
-// sentinels, with our sentinel of the same meaning in its chain too, so
-// that errors.Is holds for ours and theirs alike. A nil err stays nil.
-func Rebrand(err error, theirs, ours Sentinels) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	if errors.As(err, &e) && e == err {
-		err = e.Err
-	}
-	for _, p := range []struct{ theirs, ours error }{
-		{theirs.BadPath, ours.BadPath},
-		{theirs.NilConn, ours.NilConn},
-		{theirs.Locked, ours.Locked},
-		{theirs.NotLocked, ours.NotLocked},
-		{theirs.LockLost, ours.LockLost},
-		{theirs.AlreadyLocked, ours.AlreadyLocked},
-	} {
-		if errors.Is(err, p.theirs) {
-			return &kind{kind: p.ours, err: err}
-		}
-	}
-	return err
-}
-
-// kind is a cause that also matches a sentinel its text does not repeat:
-// the sentinels of the locks built on the sequential lock read as its own.
-type kind struct{ kind, err error }
-
-func (k *kind) Error() string   { return k.err.Error() }
-func (k *kind) Unwrap() []error { return []error{k.kind, k.err} }

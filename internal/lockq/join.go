@@ -29,6 +29,10 @@ const createFlags = zk.FlagEphemeral | zk.FlagSequence
 // node, if it was made, went with its session: create again.
 func (q *Queue) Join(ctx context.Context, n *Node) error {
 	prefix := q.path + "/" + ProtectedPrefix + n.GUID + LockSep
+	data := q.cfg.Data
+	if n.Data != nil {
+		data = n.Data
+	}
 	b := &n.fails
 	parents := 0
 	for {
@@ -36,7 +40,7 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 			return err
 		}
 		var names []string
-		node, err := q.c.Create(ctx, prefix, q.cfg.Data, createFlags, q.cfg.ACL)
+		node, err := q.c.Create(ctx, prefix, data, createFlags, q.cfg.ACL)
 		switch {
 		case err == nil:
 			names = []string{node[len(q.path)+1:]}

@@ -25,13 +25,13 @@ type Config struct {
 	Lost error
 }
 
-// WaitHook is what a variant does while it waits (the timeout lock
+// WhileWaiting is what a variant does while it waits (the timeout lock
 // judges the head's lease): AwaitGone calls it each time it has set its
 // watch and is about to wait, with the head of the queue as of the last
 // listing and our node. A positive again has it called again after that
 // long (after a new listing unless we are second); an error ends the
 // acquisition.
-type WaitHook func(ctx context.Context, head, self string) (again time.Duration, err error)
+type WhileWaiting func(ctx context.Context, head, self string) (again time.Duration, err error)
 
 // Queue is the queue of one lock path, as one contender uses it.
 type Queue struct {
@@ -53,6 +53,9 @@ func (q *Queue) Client() *zkop.Client { return q.c }
 // any goroutine.
 type Node struct {
 	GUID string
+	// Data, when not nil, is this node's data instead of Config.Data:
+	// set it before Join.
+	Data []byte
 	mon  *hold.Monitor
 	log  *oplog.Log // the acquisition's operation log, nil when off
 

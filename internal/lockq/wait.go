@@ -24,8 +24,8 @@ import (
 // watch for the next.
 //
 // A variant that does something while it waits passes it as hooks (see
-// WaitHook).
-func (q *Queue) AwaitGone(ctx context.Context, n *Node, l Line, hooks ...WaitHook) (gone bool, err error) {
+// WhileWaiting).
+func (q *Queue) AwaitGone(ctx context.Context, n *Node, l Line, hooks ...WhileWaiting) (gone bool, err error) {
 	var b backoff
 	for {
 		if n.ev == nil || n.watched != l.Pred {
@@ -88,7 +88,7 @@ func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, e
 }
 
 // callHooks calls the wait hooks; the soonest again wins.
-func callHooks(ctx context.Context, n *Node, l Line, hooks []WaitHook) (time.Duration, error) {
+func callHooks(ctx context.Context, n *Node, l Line, hooks []WhileWaiting) (time.Duration, error) {
 	var soonest time.Duration
 	for _, h := range hooks {
 		again, err := h(ctx, l.Head, n.path)

@@ -61,10 +61,10 @@
 //
 // # Once per hold, whichever layer sees it
 //
-// The reentrant and timeout locks are built on the sequential one. They
-// hand it their own Log (through SequentialOption), so that the records
-// say lock=reentrant or lock=timeout and are written once, by whichever
-// layer sees the event first. A Hold ends once: the first of release,
+// A loss can be seen by the watch on the node (at once) and by Unlock
+// (later); the reentrant and timeout locks see theirs too (a failed count
+// write, an eviction). Each record is written once, by whichever sees the
+// event first. A Hold ends once: the first of release,
 // lost and abandon is written, later ones are dropped. A hold lost and
 // then unlocked therefore logs lost and no release.
 //

@@ -284,16 +284,3 @@ func errAttr(err error) slog.Attr {
 	}
 	return slog.String(KeyErr, err.Error())
 }
-
-// SequentialOption returns an option of package sequential (a
-// sequential.Option, as any) that makes a sequential Mutex write its events
-// to g: the locks built on it (reentrant, timeout) pass their own Log, so
-// that the records carry their identity and each event is written once.
-// With lossesAbove the sequential Mutex writes no lost event: the caller
-// does, as it knows better what a loss was (for the timeout lock with a
-// lease, a deleted node is an eviction).
-//
-// Package sequential sets it when it is initialised. It lives here, not in
-// sequential's API, so that sequential's exported options stay those of
-// every variant.
-var SequentialOption func(g *Log, lossesAbove bool) any
