@@ -231,7 +231,7 @@ const findOwnTries = 6
 // lookFailed ends a findOwn that could not look: our node, if the create
 // made one, is left to a background delete, and the error says why.
 func (m *Mutex) lookFailed(ctx context.Context, stamp []byte, err error) error {
-	m.drop(stamp, 0)
+	m.deleteLater(stamp, 0)
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return err
 	}
@@ -261,7 +261,7 @@ func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 	case <-ctx.Done():
 		go func() {
 			if err := <-answer; err == nil || zkop.Transient(err) {
-				m.drop(stamp, 0)
+				m.deleteLater(stamp, 0)
 			}
 		}()
 		return 0, ctx.Err()
@@ -292,7 +292,7 @@ func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, e
 	case errors.Is(err, hold.ErrNodeDeleted), errors.Is(err, hold.ErrSessionExpired):
 		return nil, fmt.Errorf("%w: right after the create: %w", ErrLockLost, err)
 	default:
-		m.drop(stamp, 0)
+		m.deleteLater(stamp, 0)
 		return nil, m.wrap("read back", ctx, err)
 	}
 }
@@ -365,7 +365,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 	h.mon.Release()
 	// Delete even after a loss: a hold "lost" to a long disconnection may
 	// come back with the session, and its node must not stay behind.
-	err := m.deleteOwn(ctx, h)
+	err := m.release(ctx, h)
 	if lost != nil {
 		h.log.Lost(ctx, lost) // written already by the monitor
 		return fmt.Errorf("%w: %w", ErrLockLost, lost)
@@ -378,8 +378,8 @@ func (m *Mutex) unlock(ctx context.Context) error {
 	return err
 }
 
-// deleteOwn deletes the lock node if it is still h's.
-func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
+// release deletes the lock node if it is still h's.
+func (m *Mutex) release(ctx context.Context, h *holding) error {
 	for range 3 { // a BadVersion (our node's data changed under us) reads again
 		if m.client.Conn.SessionID() != h.session {
 			return fmt.Errorf("%w: session %#x ended: %w", ErrLockLost, h.session, hold.ErrSessionExpired)
@@ -403,7 +403,7 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 		case errors.Is(err, zk.ErrNoNode):
 			return fmt.Errorf("%w: the node was deleted: %w", ErrLockLost, err)
 		case retryLater(err):
-			m.drop(h.stamp, h.czxid)
+			m.deleteLater(h.stamp, h.czxid)
 			return nil
 		default:
 			return m.wrap("delete", ctx, err)
@@ -412,15 +412,15 @@ func (m *Mutex) deleteOwn(ctx context.Context, h *holding) error {
 	return errors.New("delete: the node's version keeps changing")
 }
 
-// drop deletes the lock node in the background (zkop's Eventually: while
+// deleteLater deletes the lock node in the background (zkop.Client.Later: while
 // the connection keeps this session, until it is closed) if it carries
 // stamp, is that very node when czxid is not 0, and belongs to the
 // session the connection has now. A node that is gone or not ours ends
 // it. Each delete is checked against that session right before it is
 // sent (zkop.Client.DeleteOnSession).
-func (m *Mutex) drop(stamp []byte, czxid int64) {
+func (m *Mutex) deleteLater(stamp []byte, czxid int64) {
 	sid := m.client.Conn.SessionID()
-	m.client.Eventually(func(ctx context.Context) (bool, error) {
+	m.client.Later(func(ctx context.Context) (bool, error) {
 		data, stat, err := m.client.GetSynced(ctx, m.path) // the node may be from a create whose answer was lost
 		if err == nil {
 			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != sid {

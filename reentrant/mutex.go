@@ -200,7 +200,7 @@ func (m *Mutex) enter(ctx context.Context, wait bool) error {
 			}
 		}
 		m.mu.Unlock()
-		m.dispose(ctx, stale)
+		m.releaseLost(ctx, stale)
 
 		switch {
 		case mine && acquiring:
@@ -299,7 +299,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	stale := m.reapLocked()
 	if m.cur != h || !h.held {
 		m.mu.Unlock()
-		m.dispose(ctx, stale)
+		m.releaseLost(ctx, stale)
 		return errHoldChanged
 	}
 	n := h.count + delta
@@ -331,7 +331,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	case m.cur != h:
 		// Lost while we wrote (reaped by us or by a waiter).
 		m.mu.Unlock()
-		m.dispose(ctx, stale)
+		m.releaseLost(ctx, stale)
 		if delta < 0 {
 			return m.reportLost(h.owner)
 		}
@@ -356,8 +356,8 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	h.releasing = true // our own release below must not look like a loss
 	m.loseLocked(h, owed, why)
 	m.mu.Unlock()
-	h.log.Lost(ctx, why) // before dispose's release, which must not log one
-	m.dispose(ctx, h.node)
+	h.log.Lost(ctx, why) // before releaseLost, which must not log one
+	m.releaseLost(ctx, h.node)
 	if delta < 0 {
 		return why
 	}
@@ -462,7 +462,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		h := m.cur
 		_, owed := m.lost[owner]
 		m.mu.Unlock()
-		m.dispose(ctx, stale)
+		m.releaseLost(ctx, stale)
 
 		switch {
 		case h != nil && h.owner == owner && h.held:
@@ -500,7 +500,7 @@ func (m *Mutex) reportLost(owner string) error {
 
 // reapLocked ends the current hold if the watch on its node has seen it
 // lost, recording the Unlocks its owner still owes. It returns the node to
-// dispose of (outside m.mu), or nil.
+// release (outside m.mu, with releaseLost), or nil.
 func (m *Mutex) reapLocked() *lockq.Node {
 	h := m.cur
 	if h == nil || !h.held || h.releasing || !isClosed(h.node.Monitor().Done()) {
@@ -537,13 +537,13 @@ func (m *Mutex) endLocked(h *holding) {
 	m.gate <- struct{}{}
 }
 
-// dispose deletes the node of a lost hold, which may still exist (for
+// releaseLost deletes the node of a lost hold, which may still exist (for
 // example after a BadVersion, or when the client was cut off but its
 // session survived). It waits at most until ctx ends or a session timeout
 // passes: a delete that cannot be done by then is done later
 // (lockq.Queue.Release), so a waiter that reaps a lost hold is not held up
 // past its own deadline.
-func (m *Mutex) dispose(ctx context.Context, n *lockq.Node) {
+func (m *Mutex) releaseLost(ctx context.Context, n *lockq.Node) {
 	if n == nil {
 		return
 	}

@@ -111,7 +111,7 @@
 // connection has been closed. It never stops because time has passed: an
 // ensemble without a quorum expires no session, so a client that gets
 // back after a long outage may still find its session, and its node,
-// alive (zkop.Client.Eventually). So a Lock cut off from the ensemble
+// alive (zkop.Client.Later). So a Lock cut off from the ensemble
 // still returns about when its ctx ends (TestCutOffWhileJoining), and the
 // node goes as soon as the connection is back. Unlock during a partition
 // does the same, so the node is never forgotten while the session lives

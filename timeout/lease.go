@@ -200,7 +200,7 @@ func (h *leaseHold) run() {
 		if lost != nil {
 			h.end(lost)
 			if !isClosed(h.node.Monitor().Done()) { // else Unlock's release of the queue deletes it
-				h.drop()
+				h.release()
 			}
 			return
 		}
@@ -275,20 +275,20 @@ func (h *leaseHold) end(reason error) {
 	close(h.done)
 }
 
-// drop removes our node after we gave the hold up ourselves, so the next
+// release deletes our node after we gave the hold up ourselves, so the next
 // contender need not wait for an eviction. Any version may go, without a
 // read first: the node's name carries our acquisition's GUID, so it can
 // name no one else's node (see the sequential lock's Unlock). If the
 // ensemble cannot be reached, the delete goes on in the background until
-// the node or the session is gone (zkop.DeleteEventually, which does read
+// the node or the session is gone (zkop.DeleteLater, which does read
 // first and deletes only a node of this session).
-func (h *leaseHold) drop() {
+func (h *leaseHold) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), h.lease)
 	defer cancel()
 	h.m.drops.Add(1)
 	err := h.m.client.Delete(ctx, h.path, -1)
 	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
-		h.m.client.DeleteEventually(h.path, -1)
+		h.m.client.DeleteLater(h.path, -1)
 	}
 }
 

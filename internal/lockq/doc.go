@@ -26,7 +26,7 @@
 //     (Queue.Abandon).
 //   - later: what cannot be done now (connection down, ctx ended) goes on
 //     in the background until it is done or the session is gone
-//     (zkop.Client.Eventually).
+//     (zkop.Client.Later).
 //   - lost: the hold ended without a release (internal/hold's reasons).
 //
 // # What it hides

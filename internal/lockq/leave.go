@@ -14,7 +14,7 @@ import (
 
 // Release deletes our node after a hold, whatever its data version. When
 // the ensemble cannot be reached now (or ctx ends), the delete is done
-// later (zkop.Client.DeleteEventually): the node does not outlive the
+// later (zkop.Client.DeleteLater): the node does not outlive the
 // session. It stops the watch on our node first, so that our own delete
 // is not taken for a loss. It returns the loss (wrapping Config.Lost)
 // when the hold had ended before, or found our node gone; else the
@@ -36,7 +36,7 @@ func (q *Queue) Release(ctx context.Context, n *Node) error {
 	err := q.c.Delete(ctx, n.path, -1)
 	switch {
 	case err != nil && (zkop.Transient(err) || ctx.Err() != nil):
-		q.c.DeleteEventually(n.path, -1)
+		q.c.DeleteLater(n.path, -1)
 		err = nil
 	case errors.Is(err, zk.ErrNoNode) && errors.Is(reason, hold.ErrReleased):
 		reason = hold.ErrNodeDeleted // deleted behind our back, after the monitor's last look
@@ -63,7 +63,7 @@ const cleanupBudget = time.Second
 // by cleanupBudget; when the connection has no session at all right now
 // it does not wait even that long. Whatever it cannot finish is done
 // later, until it is done, the session has changed (its nodes went with
-// it), or the connection is closed (zkop.Client.Eventually). So Lock
+// it), or the connection is closed (zkop.Client.Later). So Lock
 // returns about when its ctx ends, and nothing of it outlives the session.
 func (q *Queue) Abandon(ctx context.Context, n *Node) {
 	if n.mon != nil {
@@ -72,14 +72,14 @@ func (q *Queue) Abandon(ctx context.Context, n *Node) {
 	if q.c.Conn.State() != zk.StateHasSession {
 		// The ensemble cannot be reached now: waiting for it here would
 		// only make Lock late.
-		q.c.Eventually(func(ctx context.Context) (bool, error) { return q.undo(ctx, n) })
+		q.c.Later(func(ctx context.Context) (bool, error) { return q.undo(ctx, n) })
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(q.c.SessionTimeout, cleanupBudget))
 	defer cancel()
 	if n.path != "" {
 		if err := q.c.Delete(cctx, n.path, -1); err != nil && (zkop.Transient(err) || cctx.Err() != nil) {
-			q.c.DeleteEventually(n.path, -1)
+			q.c.DeleteLater(n.path, -1)
 		}
 	}
 	if !n.unsure {
@@ -99,7 +99,7 @@ func (q *Queue) Abandon(ctx context.Context, n *Node) {
 			return // refused (no auth, session expired: its nodes are gone), not "not now"
 		case cctx.Err() != nil || q.pause(cctx, b, err, maxRetries, nil) != nil:
 			guid := n.GUID
-			q.c.Eventually(func(ctx context.Context) (bool, error) { return q.sweep(ctx, guid) })
+			q.c.Later(func(ctx context.Context) (bool, error) { return q.sweep(ctx, guid) })
 			return
 		}
 	}

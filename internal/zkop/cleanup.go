@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// Eventually runs attempt in the background until it reports done. It
+// Later runs attempt in the background until it reports done. It
 // makes attempts only while the connection has a session, pausing after
 // each failed one (20ms, doubling up to 1s); while the connection is down
 // it looks for it every 50ms instead, so that requests do not pile up in
@@ -20,7 +20,7 @@ import (
 // It gives up when an attempt fails with an error that says "no" rather
 // than "not now" (see isTransient), and, as a clean-up of this session's
 // ephemeral nodes may, when the connection no longer has the session it
-// had when Eventually was called (that session, and every ephemeral node
+// had when Later was called (that session, and every ephemeral node
 // of it, is gone), or when the connection has been closed (closing it ends
 // the session). The goroutine ends with it: nothing outlives the session,
 // and a closed connection stops it within a few tens of milliseconds.
@@ -35,9 +35,9 @@ import (
 // go-zookeeper does not say when a connection has been closed. After Close
 // it stays StateDisconnected for good, while a lost connection passes
 // through StateDisconnected only for an instant on its way to
-// reconnecting (StateConnecting): Eventually takes two sightings of it in
+// reconnecting (StateConnecting): Later takes two sightings of it in
 // a row, a pause apart, for a closed connection.
-func (c *Client) Eventually(attempt func(ctx context.Context) (done bool, err error)) {
+func (c *Client) Later(attempt func(ctx context.Context) (done bool, err error)) {
 	const poll = 50 * time.Millisecond // how often to look for the connection while it is down
 	sid := c.Conn.SessionID()
 	go func() {
@@ -89,7 +89,7 @@ const DialRound = time.Second
 //
 // It fails with ErrClosed (which wraps zk.ErrConnectionClosed) when the
 // connection looks closed (StateDisconnected on two looks a pause apart,
-// the rule of Eventually), with an error wrapping zk.ErrNoServer when
+// the rule of Later), with an error wrapping zk.ErrNoServer when
 // within passes without a session (the way go-zookeeper fails its queued
 // requests after each round of dials in vain: Transient), and with ctx's
 // error when ctx ends first.
@@ -117,16 +117,16 @@ func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
 	}
 }
 
-// DeleteEventually deletes path (at version, or, when version is -1, at
+// DeleteLater deletes path (at version, or, when version is -1, at
 // whatever version it has provided it is an ephemeral node of this
-// client's session) in the background with Eventually, retrying while the
+// client's session) in the background with Later, retrying while the
 // ensemble cannot be reached.
 //
-// Besides Eventually's reasons it stops when the delete succeeded or found
+// Besides Later's reasons it stops when the delete succeeded or found
 // no node (or a newer version: someone else's node now).
-func (c *Client) DeleteEventually(path string, version int32) {
+func (c *Client) DeleteLater(path string, version int32) {
 	sid := c.Conn.SessionID()
-	c.Eventually(func(ctx context.Context) (bool, error) {
+	c.Later(func(ctx context.Context) (bool, error) {
 		err := c.deleteOurs(ctx, path, version, sid)
 		if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 			return true, nil
@@ -135,15 +135,15 @@ func (c *Client) DeleteEventually(path string, version int32) {
 	})
 }
 
-// DeleteNowOrLater deletes path at version (-1 as for DeleteEventually), waiting at most until ctx is
+// DeleteNowOrLater deletes path at version (-1 as for DeleteLater), waiting at most until ctx is
 // done. When the delete cannot complete now (ctx done, connection down), it
-// is handed to DeleteEventually and DeleteNowOrLater returns nil: the node
+// is handed to DeleteLater and DeleteNowOrLater returns nil: the node
 // will not outlive the session. Other errors (no node, bad version, no
 // auth) are returned as they are.
 func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int32) error {
 	err := c.deleteOurs(ctx, path, version, c.Conn.SessionID())
 	if isTransient(err) {
-		c.DeleteEventually(path, version)
+		c.DeleteLater(path, version)
 		return nil
 	}
 	return err

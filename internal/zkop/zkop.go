@@ -118,7 +118,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, flags int
 		return c.Conn.Create(path, data, flags, acl)
 	}, func(created string, err error) {
 		if err == nil {
-			c.DeleteEventually(created, -1)
+			c.DeleteLater(created, -1)
 		}
 	})
 }
