@@ -136,10 +136,12 @@
 //
 // # Errors
 //
-// Errors that come up from the sequential lock carry both names, so
-// errors.Is(err, reentrant.ErrLockLost) and errors.Is(err,
-// sequential.ErrLockLost) both hold, as do ZooKeeper's own (zk.ErrNoAuth,
-// zk.ErrBadVersion) where they are the cause.
+// Every error names this package, the operation and the lock path once
+// (internal/lockerr), and errors.Is finds this package's sentinels in it,
+// and ZooKeeper's own (zk.ErrNoAuth, zk.ErrBadVersion) where they are the
+// cause. (Before the recipe had its own copy here, errors from the
+// sequential lock underneath also matched sequential's sentinels; they no
+// longer do.)
 //
 // # Operation log
 //

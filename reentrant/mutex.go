@@ -256,8 +256,14 @@ func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time
 		if lg != nil && !errors.Is(err, ErrLocked) {
 			lg.Abandon(ctx, n.Path(), start, err)
 		}
-	} else {
+	}
+	var hl *oplog.Hold // written before m.mu is taken: a slow log handler must not hold up the other owners
+	if err == nil {
 		n.Monitor().Acquired()
+		if lg != nil {
+			hl = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)
+			n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })
+		}
 	}
 
 	m.mu.Lock()
@@ -266,11 +272,7 @@ func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time
 		m.endLocked(h)
 		return err
 	}
-	h.held, h.count = true, 1
-	if lg != nil {
-		h.log = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)
-		n.Monitor().OnLoss(func(reason error) { h.log.Lost(context.Background(), reason) })
-	}
+	h.held, h.count, h.log = true, 1, hl
 	m.last = nil // a new hold: Token is its token now
 	return nil
 }

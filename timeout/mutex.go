@@ -276,7 +276,11 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		h.lease.cancel()
 		<-h.lease.exited
 		if h.lease.err != nil {
-			_ = m.q.Release(ctx, h.node) // the loss is the lease's
+			// The loss is the lease's; the node goes even if ctx has
+			// ended (within a session timeout, else later).
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
+			_ = m.q.Release(cctx, h.node)
+			cancel()
 			m.finish(h.lease.err)
 			return h.lease.err
 		}

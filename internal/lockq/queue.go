@@ -105,12 +105,6 @@ func (n *Node) set(name, path string, czxid int64, mon *hold.Monitor) {
 	n.name, n.path, n.czxid, n.mon = name, path, czxid, mon
 }
 
-func (n *Node) nameNow() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.name
-}
-
 // newGUID returns the 128-bit random identifier of one acquisition, as 32
 // hex digits. A variable so that a test can pin it.
 var newGUID = func() string {
