@@ -1,5 +1,6 @@
 # The two commands of the README's quick start, and a few helpers.
-#   make test   install ZooKeeper if missing, then every test (race detector on)
+#   make test   install ZooKeeper (and the Curator and kazoo clients) if
+#               missing, then every test (race detector on)
 #   make bench  install ZooKeeper if missing, then the side-by-side benchmark
 #   make docs-check  the docs' quotes, links and names against the source
 #               (part of make test too; -update: see internal/docscheck)
@@ -8,7 +9,7 @@ GO           ?= go
 TEST_TIMEOUT ?= 14m
 BENCH_FLAGS  ?=
 
-.PHONY: test bench docs-check install-zookeeper ensemble-up ensemble-down ensemble-status lint
+.PHONY: test bench docs-check install-zookeeper install-peers ensemble-up ensemble-down ensemble-status lint
 
 # internal/faulttest runs without the race detector: it kills leaders and
 # cuts clients off on purpose, and every reconnect with watches set can
@@ -18,7 +19,7 @@ BENCH_FLAGS  ?=
 # including the variants' own fault tests, runs with -race.
 RACE_PKGS = $(shell $(GO) list ./... | grep -v /internal/faulttest)
 
-test: install-zookeeper
+test: install-zookeeper install-peers
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/faulttest/
 
@@ -34,6 +35,10 @@ docs-check:
 
 install-zookeeper:
 	@./scripts/install-zookeeper.sh
+
+# The real Curator and kazoo clients of the interop tests (internal/interop).
+install-peers:
+	@./scripts/install-peers.sh
 
 # A local ensemble that outlives the command, for trying things by hand:
 # make ensemble-up prints the export ZK_SERVERS=... line to use.

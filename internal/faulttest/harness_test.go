@@ -1,12 +1,10 @@
 package faulttest
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -117,22 +115,6 @@ func (tp *tape) firstEnterAfter(path string, at time.Duration) (time.Duration, b
 		}
 	}
 	return first, ok
-}
-
-// overlaps counts the holds that began while another was still held: the
-// number of double holders in h.
-func overlaps(h locktest.History) int {
-	s := slices.Clone(h)
-	slices.SortFunc(s, func(a, b locktest.Hold) int { return cmp.Compare(a.Enter, b.Enter) })
-	n := 0
-	var until time.Duration
-	for i, x := range s {
-		if i > 0 && x.Enter < until {
-			n++
-		}
-		until = max(until, x.Exit)
-	}
-	return n
 }
 
 // client is one simulated process: its own session and one lock on it.
@@ -329,7 +311,7 @@ func checkHistory(t testing.TB, tp *tape, v *variant, path string) (holds, doubl
 	if err := locktest.Check(h); err != nil {
 		t.Errorf("%s: history of %d holds on %s: %v", v.name, len(h), path, err)
 	}
-	return len(h), overlaps(h), belief
+	return len(h), locktest.Overlaps(h), belief
 }
 
 // report is one FAULTREPORT line (see the package doc).

@@ -85,6 +85,23 @@ func (r *Recorder) History() History {
 	return slices.Clone(r.holds)
 }
 
+// Overlaps counts the holds that began while another was still held: the
+// number of double holders in h (Check names them; this counts them, also
+// for histories whose holders have no tokens to compare).
+func Overlaps(h History) int {
+	s := slices.Clone(h)
+	slices.SortFunc(s, func(a, b Hold) int { return cmp.Compare(a.Enter, b.Enter) })
+	n := 0
+	var until time.Duration
+	for i, x := range s {
+		if i > 0 && x.Enter < until {
+			n++
+		}
+		until = max(until, x.Exit)
+	}
+	return n
+}
+
 // maxReported bounds the problems Check lists one by one.
 const maxReported = 10
 

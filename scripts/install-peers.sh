@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Makes sure the interop tests (internal/interop) have the real clients
+# they run beside this module's locks: Curator (Debian's
+# libcurator-recipes-java, run with the JRE that ZooKeeper needs anyway,
+# the driver compiled with javac) and kazoo (python3-kazoo, for Debian's
+# /usr/bin/python3).
+#
+# Nothing to do when both are there. Otherwise, on a machine with apt-get,
+# it installs the missing packages as root or through password-less sudo;
+# anywhere else it says how to get them and fails.
+#
+# Usage: scripts/install-peers.sh [--dry-run]
+set -euo pipefail
+
+dry_run=false
+[[ "${1:-}" == "--dry-run" ]] && dry_run=true
+say() { echo "install-peers: $*"; }
+
+need=()
+[[ -f /usr/share/java/curator-recipes.jar ]] || need+=(libcurator-recipes-java)
+/usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || need+=(python3-kazoo)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+if ((${#need[@]} == 0)); then
+	say "Curator, kazoo and javac are installed; nothing to do"
+	exit 0
+fi
+
+how_to() {
+	cat >&2 <<MSG
+install-peers: ${need[*]} missing, and this machine can not install them
+(it needs apt-get, and root or password-less sudo). On Debian or Ubuntu:
+  sudo apt-get install ${need[*]}
+MSG
+	exit 1
+}
+
+command -v apt-get >/dev/null 2>&1 || how_to
+if [[ "$(id -u)" -eq 0 ]]; then
+	sudo=()
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+	sudo=(sudo)
+else
+	how_to
+fi
+
+run() {
+	if $dry_run; then
+		echo "+ $*"
+	else
+		"$@"
+	fi
+}
+
+say "installing ${need[*]} with apt-get"
+run ${sudo[@]+"${sudo[@]}"} apt-get update -q
+run ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -q --no-install-recommends "${need[@]}"
+$dry_run && exit 0
+say "installed ${need[*]}"
