@@ -108,13 +108,22 @@
 // next renewal finds it gone) and Err is ErrEvicted, which is also
 // ErrLockLost.
 //
-// Every waiter judges the head, not only the one second in line. That
-// waiter may itself be stalled (it is then removed only when its own
-// session expires), or it may not speak leases at all (a sequential lock,
-// Curator or kazoo in the same queue). Either way no one else would evict.
-// Judging costs each waiter one read per two-thirds of a lease while the
-// holder renews. An eviction costs one probe and one delete per waiter, and
-// evictions are rare.
+// One waiter judges the head: the first in the queue that speaks leases,
+// which is the one right behind the head, or one whose predecessor
+// declares no lease (a sequential lock, Curator or kazoo in the same
+// queue: they never judge). Every other waiter sees, in the data of the
+// node it watches, that the waiter ahead of it speaks leases, and leaves
+// the judging to it: it only lists the queue again once per lease of that
+// waiter, to notice when it has become the head (a handoff wakes only the
+// new holder) and judge it if it stalls before its stamp
+// (TestOnlyTheFirstLeaseWaiterJudges, TestJudgeAfterAHandoff, and
+// TestWaiterBehindANonLeaseContenderJudges for the mixed queue). So the
+// requests per acquisition hardly grow with the queue. The price: a
+// judge that stalls with its session alive holds eviction up until its
+// session expires and the waiter behind it becomes the judge. Fewer
+// judges can only evict later, never earlier. Judging costs the judge one
+// read per two-thirds of a lease while the holder renews; an eviction
+// costs it one probe and one delete.
 //
 // # The holder's side
 //

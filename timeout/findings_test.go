@@ -10,6 +10,7 @@ import (
 
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/zklocks/zklocks/sequential"
 	"github.com/zklocks/zklocks/timeout"
 )
 
@@ -137,5 +138,180 @@ func TestHungRenewalDoesNotDelayDone(t *testing.T) {
 	w.ReleaseDials()
 	if err := m.Unlock(ctx); !errors.Is(err, timeout.ErrLockLost) {
 		t.Errorf("Unlock after the hold was given up: %v, want ErrLockLost", err)
+	}
+}
+
+// One waiter judges the head, whatever the length of the queue: the first
+// in line that speaks leases. Waiters behind it read nothing while the
+// holder renews but a listing per lease of the waiter ahead of them.
+func TestOnlyTheFirstLeaseWaiterJudges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	raw := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	head := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	if err := head.Lock(ctx); err != nil {
+		t.Fatalf("head: Lock: %v", err)
+	}
+	var waiters []*timeout.Mutex
+	var results []<-chan error
+	for i := range 3 {
+		w := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+		waiters = append(waiters, w)
+		results = append(results, lockAsync(ctx, w))
+		waitChildren(t, raw, path, 2+i)
+	}
+	// Each waiter has listed the queue and set its watch once the
+	// requests of the ones that do not judge stop moving for a while.
+	settled(t, ctx, waiters[1:])
+	before := make([]int64, len(waiters))
+	for i, w := range waiters {
+		before[i] = w.Stats().Requests
+	}
+	time.Sleep(3 * lease) // an observation window: the holder renews about nine times in it
+	for i, w := range waiters {
+		sent := w.Stats().Requests - before[i]
+		switch {
+		case i == 0 && sent == 0:
+			t.Errorf("the waiter right behind the head sent nothing in %v: it should judge the head's lease", 3*lease)
+		case i > 0 && sent > 4:
+			t.Errorf("waiter %d (behind a waiter that speaks leases) sent %d requests in %v; want at most a listing per lease", i+1, sent, 3*lease)
+		}
+	}
+	if err := head.Unlock(ctx); err != nil {
+		t.Fatalf("head: Unlock: %v", err)
+	}
+	for i, w := range waiters {
+		if err := <-results[i]; err != nil {
+			t.Fatalf("waiter %d: Lock: %v", i+1, err)
+		}
+		if err := w.Unlock(ctx); err != nil {
+			t.Errorf("waiter %d: Unlock: %v", i+1, err)
+		}
+	}
+}
+
+// A waiter behind a contender that does not speak leases (a sequential
+// lock here; Curator or kazoo alike) judges the head itself: otherwise
+// nobody would, and an expired head would keep the lock.
+func TestWaiterBehindANonLeaseContenderJudges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	raw := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	head := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	if err := head.Lock(ctx); err != nil {
+		t.Fatalf("head: Lock: %v", err)
+	}
+	seq, err := sequential.New(zktest.Connect(t), path, sequential.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqDone := make(chan error, 1)
+	go func() { seqDone <- seq.Lock(ctx) }()
+	waitChildren(t, raw, path, 2)
+	judge := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	judged := lockAsync(ctx, judge)
+	waitChildren(t, raw, path, 3)
+
+	resume := head.PauseRenewal() // a holder stuck with its session alive
+	defer resume()
+	select {
+	case err := <-seqDone:
+		if err != nil {
+			t.Fatalf("sequential: Lock: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the expired head was never evicted: the timeout waiter behind the sequential one did not judge it")
+	}
+	// The new holder hears of the deletion before the judge has the
+	// answer to its delete: look until the count is in.
+	for judge.Evictions() == 0 && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := judge.Evictions(); n != 1 {
+		t.Errorf("the third in line evicted %d heads; want 1", n)
+	}
+	if err := seq.Unlock(ctx); err != nil {
+		t.Errorf("sequential: Unlock: %v", err)
+	}
+	if err := <-judged; err != nil {
+		t.Fatalf("judge: Lock: %v", err)
+	}
+	if err := judge.Unlock(ctx); err != nil {
+		t.Errorf("judge: Unlock: %v", err)
+	}
+	resume()
+	if err := head.Unlock(ctx); !errors.Is(err, timeout.ErrEvicted) {
+		t.Errorf("head: Unlock after its eviction: %v, want ErrEvicted", err)
+	}
+}
+
+// settled waits until the requests of ms stop moving for a while: each has
+// made the requests of joining the queue and setting its watch.
+func settled(t *testing.T, ctx context.Context, ms []*timeout.Mutex) {
+	t.Helper()
+	total := func() (n int64) {
+		for _, m := range ms {
+			n += m.Stats().Requests
+		}
+		return n
+	}
+	last := total()
+	for ctx.Err() == nil {
+		time.Sleep(lease / 3)
+		now := total()
+		if now == last {
+			return
+		}
+		last = now
+	}
+	t.Fatal("the waiters' requests never settled")
+}
+
+// After a handoff the new holder's successor learns of it only from a
+// listing: a handoff wakes the new holder alone. It must still judge the
+// new holder, and evict it once its renewals stop.
+func TestJudgeAfterAHandoff(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	raw := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	first := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	if err := first.Lock(ctx); err != nil {
+		t.Fatalf("first: Lock: %v", err)
+	}
+	next := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	nextLocked := lockAsync(ctx, next)
+	waitChildren(t, raw, path, 2)
+	judge := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	judged := lockAsync(ctx, judge)
+	waitChildren(t, raw, path, 3)
+
+	if err := first.Unlock(ctx); err != nil {
+		t.Fatalf("first: Unlock: %v", err)
+	}
+	if err := <-nextLocked; err != nil {
+		t.Fatalf("next: Lock: %v", err)
+	}
+	resume := next.PauseRenewal() // the new holder stops renewing, its session alive
+	defer resume()
+	select {
+	case err := <-judged:
+		if err != nil {
+			t.Fatalf("judge: Lock: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the new holder was never evicted: its successor never judged it")
+	}
+	if n := judge.Evictions(); n != 1 {
+		t.Errorf("the successor evicted %d holders; want 1", n)
+	}
+	if err := judge.Unlock(ctx); err != nil {
+		t.Errorf("judge: Unlock: %v", err)
+	}
+	resume()
+	if err := next.Unlock(ctx); !errors.Is(err, timeout.ErrEvicted) {
+		t.Errorf("next: Unlock after its eviction: %v, want ErrEvicted", err)
 	}
 }

@@ -331,7 +331,27 @@ type checker struct {
 }
 
 // hook is the lockq.WhileWaiting that judges the head's lease.
-func (c *checker) hook(ctx context.Context, head, self string) (time.Duration, error) {
+//
+// Only the first waiter in the queue that speaks leases judges: the one
+// right behind the head, or one whose predecessor declares no lease (a
+// sequential, Curator or kazoo contender, which would never judge). A
+// waiter behind a waiting lease speaker leaves it to that one: the head
+// is judged by one waiter, whatever the length of the queue. It looks at
+// the queue again after one of its predecessor's leases, though: a
+// handoff wakes only the new holder, so our predecessor may have become
+// the head without our hearing of it, and, if it stalls before its
+// stamp, nobody would judge it. A predecessor whose node says "held" is
+// the head already: judge it (the stale head we know of is gone, and the
+// judging starts by listing again). A judge that stalls with its session
+// alive holds eviction up until its session expires and the one behind
+// it takes its place. Fewer judges can only evict later, never earlier.
+func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error) {
+	if !w.Second {
+		if lease, held, speaks := parseLease(w.PredData); speaks && !held {
+			return lease, nil // the waiter ahead of us judges (or leaves it to one ahead of it)
+		}
+	}
+	head, self := w.Head, w.Self
 	if self != c.self {
 		c.self, c.ver, c.anchored = self, ver{}, false
 	}

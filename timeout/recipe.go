@@ -54,8 +54,9 @@ func (m *Mutex) lock(ctx context.Context, n *lockq.Node, wait bool, j *checker) 
 		//    first now: nodes created later have larger numbers, so there
 		//    is nothing to list. Otherwise it may have left the queue
 		//    without holding the lock: list again (step 2).
-		// timeout: while waiting, judge the head's lease, and evict the
-		//    head (a versioned delete: one waiter wins) once it has run out.
+		// timeout: while waiting, judge the head's lease (the first
+		//    waiter that speaks leases does), and evict the head (a
+		//    versioned delete: one waiter wins) once it has run out.
 		gone, err := m.q.AwaitGone(ctx, n, line, j.hook)
 		if err != nil {
 			return err

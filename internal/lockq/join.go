@@ -40,9 +40,13 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 			return err
 		}
 		var names []string
+		n.listing = nil // one sent for a node we did not adopt shows no node of ours
 		node, err := q.c.Create(ctx, prefix, data, createFlags, q.cfg.ACL)
 		switch {
 		case err == nil:
+			// The listing of step 2 does not depend on the watch on our
+			// node: send it now, beside the watch, and save a round trip.
+			n.listing = q.listAsync(ctx)
 			names = []string{node[len(q.path)+1:]}
 		case errors.Is(err, zk.ErrNoNode) && parents < maxParents:
 			// The lock path is missing: make it (a container, which the

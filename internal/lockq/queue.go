@@ -27,11 +27,19 @@ type Config struct {
 
 // WhileWaiting is what a variant does while it waits (the timeout lock
 // judges the head's lease): AwaitGone calls it each time it has set its
-// watch and is about to wait, with the head of the queue as of the last
-// listing and our node. A positive again has it called again after that
-// long (after a new listing unless we are second); an error ends the
+// watch and is about to wait. A positive again has it called again after
+// that long (after a new listing unless we are second); an error ends the
 // acquisition.
-type WhileWaiting func(ctx context.Context, head, self string) (again time.Duration, err error)
+type WhileWaiting func(ctx context.Context, w Wait) (again time.Duration, err error)
+
+// Wait is the queue as a waiter sees it when it is about to wait.
+type Wait struct {
+	Head     string // the head's full path, as of the last listing
+	Self     string // our node's full path
+	Pred     string // the node we watch, just ahead of ours
+	PredData []byte // its data, as the read that set the watch saw it
+	Second   bool   // Pred is the head
+}
 
 // Queue is the queue of one lock path, as one contender uses it.
 type Queue struct {
@@ -74,8 +82,12 @@ type Node struct {
 	// watched is the predecessor our data watch is on, ev that watch
 	// (nil when none is set): a wait that ends without the predecessor
 	// gone keeps it for the next.
-	watched string
-	ev      <-chan zk.Event
+	watched  string
+	ev       <-chan zk.Event
+	predData []byte // the watched node's data
+	// listing is step 2's first listing, sent beside the watch on our
+	// node right after the create (nil once taken).
+	listing *listing
 }
 
 // NewNode returns a Node for one acquisition, with a GUID of its own;
