@@ -11,6 +11,7 @@
 #
 # Usage: scripts/install-peers.sh [--dry-run]
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
 
 dry_run=false
 [[ "${1:-}" == "--dry-run" ]] && dry_run=true
@@ -34,26 +35,7 @@ MSG
 	exit 1
 }
 
-command -v apt-get >/dev/null 2>&1 || how_to
-if [[ "$(id -u)" -eq 0 ]]; then
-	sudo=()
-elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-	sudo=(sudo)
-else
-	how_to
-fi
-
-run() {
-	if $dry_run; then
-		echo "+ $*"
-	else
-		"$@"
-	fi
-}
-
 say "installing ${need[*]} with apt-get"
-run ${sudo[@]+"${sudo[@]}"} apt-get update -q
-run ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
-	apt-get install -y -q --no-install-recommends "${need[@]}"
+apt_install "${need[@]}"
 $dry_run && exit 0
 say "installed ${need[*]}"

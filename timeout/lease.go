@@ -341,17 +341,20 @@ type checker struct {
 // handoff wakes only the new holder, so our predecessor may have become
 // the head without our hearing of it, and, if it stalls before its
 // stamp, nobody would judge it. A predecessor whose node says "held" is
-// the head already: judge it (the stale head we know of is gone, and the
-// judging starts by listing again). A judge that stalls with its session
+// the head already (the head we listed is gone): judge it. A judge that stalls with its session
 // alive holds eviction up until its session expires and the one behind
 // it takes its place. Fewer judges can only evict later, never earlier.
 func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error) {
+	head, self := w.Head, w.Self
 	if !w.Second {
-		if lease, held, speaks := parseLease(w.PredData); speaks && !held {
+		lease, held, speaks := parseLease(w.PredData)
+		switch {
+		case speaks && !held:
 			return lease, nil // the waiter ahead of us judges (or leaves it to one ahead of it)
+		case held:
+			head = w.Pred
 		}
 	}
-	head, self := w.Head, w.Self
 	if self != c.self {
 		c.self, c.ver, c.anchored = self, ver{}, false
 	}
