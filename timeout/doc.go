@@ -90,11 +90,18 @@
 // sighting of it, so a new holder always has a full lease to stamp.
 //
 // ZooKeeper's clock is the leader's wall clock, read when it proposes the
-// write. A leader change between the holder's last renewal and the probe
-// therefore adds the skew between two servers, and a step of the leader's
-// clock moves every lease by the step. Ensemble members are few and
-// managed, so this is a smaller risk than client clocks, but not zero: an
-// early eviction is possible, and that is one more reason for fencing.
+// write, so two mtimes are comparable only when one leader stamped both.
+// A zxid carries its leader's epoch in its high 32 bits: when the head's
+// last stamp (its mzxid) is from an earlier epoch than the judge's probe,
+// the judge does not read the head's mtime at all. The head has not
+// renewed in this epoch, so its last renewal came before the judge's
+// first probe in it, and the lease is counted from that probe instead
+// (TestJudgeComparesMtimesOfOneEpochOnly: a new leader 5s ahead of the
+// old one evicts nobody early, and a stopped head is evicted one lease
+// after the first probe of the new epoch). What remains: a leader whose
+// clock steps within its own epoch moves every lease by the step. Members
+// are few and managed, so this is a smaller risk than client clocks, but
+// not zero, and one more reason for fencing.
 //
 // # Eviction is a compare-and-set
 //

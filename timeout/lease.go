@@ -327,6 +327,11 @@ type checker struct {
 	head  string
 	since int64 // ZooKeeper ms, not before head became the head; 0: unknown
 
+	// epoch is the leader epoch of our last probe (the high 32 bits of
+	// its zxid), epochSince the ZooKeeper time of our first probe in it.
+	// Two mtimes are comparable only when one leader's clock wrote both.
+	epoch, epochSince int64
+
 	lease *leaseHold // the hold's lease, once stamped (Mutex.stamp)
 }
 
@@ -380,7 +385,7 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 	if !ok {
 		return c.m.idlePoll(), nil // no lease to judge; look again later
 	}
-	if start := c.start(held, st); start != 0 {
+	if start := c.guessStart(held, st); start != 0 {
 		if due := start + lease.Milliseconds() - c.zkNowAtLeast(); due > 0 {
 			return time.Duration(due) * time.Millisecond, nil
 		}
@@ -389,10 +394,11 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 	// The head looks expired to our local guess: ask ZooKeeper. Write our
 	// own node so the ensemble stamps the present, then read the head:
 	// this order makes the head's stat at least as new as our stamp.
-	p, err := c.probe(ctx)
+	p, pe, err := c.probe(ctx)
 	if err != nil {
 		return c.failed(ctx, "write our node", err, false)
 	}
+	c.enterEpoch(pe, p)
 	data, st, err = c.m.client.Get(ctx, c.head)
 	if err != nil {
 		return c.failed(ctx, "read the head", err, true)
@@ -428,28 +434,57 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 // stamp if it holds and has stamped, else the earliest time we know it
 // has been the head (0 when we do not know one yet).
 func (c *checker) start(held bool, head *zk.Stat) int64 {
+	switch {
+	case held && epochOf(head.Mzxid) == c.epoch:
+		return head.Mtime
+	case held:
+		// Stamped under an earlier leader, by that leader's clock, which
+		// need not agree with this one's. The head has not renewed in
+		// this epoch (its stat would say so), so its last renewal came
+		// before our first probe in it: count from there.
+		return c.epochSince
+	}
+	return c.since
+}
+
+// guessStart is start for our local guess of when to look next, which
+// decides nothing: the head's last stamp as it reads, whichever leader's.
+func (c *checker) guessStart(held bool, head *zk.Stat) int64 {
 	if held {
 		return head.Mtime
 	}
 	return c.since
 }
 
-// probe writes our own node and returns the ZooKeeper time of the write.
-func (c *checker) probe(ctx context.Context) (int64, error) {
+// enterEpoch records that our probe at ZooKeeper time p was stamped in
+// leader epoch e. A new epoch restarts every lower bound taken from an
+// older leader's clock.
+func (c *checker) enterEpoch(e, p int64) {
+	if e != c.epoch {
+		c.epoch, c.epochSince, c.since = e, p, 0
+	}
+}
+
+// epochOf is the leader epoch in a zxid: its high 32 bits.
+func epochOf(zxid int64) int64 { return zxid >> 32 }
+
+// probe writes our own node and returns the ZooKeeper time of the write
+// and the leader epoch that stamped it.
+func (c *checker) probe(ctx context.Context) (mtime, epoch int64, err error) {
 	if !c.ver.known {
 		if _, err := c.readSelf(ctx); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	c.m.probes.Add(1)
 	st, err := c.m.client.Set(ctx, c.self, c.data, c.ver.v)
 	if err != nil {
 		c.ver.known = false
-		return 0, err
+		return 0, 0, err
 	}
 	c.ver.v = st.Version
 	c.offset, c.anchored = st.Mtime-c.m.now().UnixMilli(), true // freshest anchor
-	return st.Mtime, nil
+	return st.Mtime, epochOf(st.Mzxid), nil
 }
 
 // readSelf reads our node and learns its version. After a probe whose
