@@ -52,7 +52,7 @@ func TestReplacedNodeOnSameSessionEndsHold(t *testing.T) {
 	// B's create waits in go-zookeeper's queue meanwhile (a dial that does
 	// not return is not a failed round, which would flush it). The order
 	// check below tells whether it got there in time.
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(time.Second)
 	w.ReleaseDials()
 	if err := <-bLocked; err != nil {
 		t.Fatalf("B: Lock after A's node was deleted: %v", err)
