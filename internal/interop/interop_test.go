@@ -92,7 +92,7 @@ func mix(t *testing.T, servers string, v *ours, p peer, p2 *peer) locktest.Histo
 	base := time.Now().UnixNano()
 	at := func(ns int64) time.Duration { return time.Duration(ns - base) }
 
-	var waits []func() []peerHold
+	var waits []func() ([]peerHold, error)
 	for _, q := range []*peer{&p, p2} {
 		if q == nil || q.command == nil {
 			continue
@@ -151,7 +151,11 @@ func mix(t *testing.T, servers string, v *ours, p peer, p2 *peer) locktest.Histo
 	}
 	var theirs locktest.History
 	for _, wait := range waits {
-		for _, ph := range wait() {
+		holds, err := wait()
+		if err != nil {
+			t.Error(err)
+		}
+		for _, ph := range holds {
 			theirs = append(theirs, locktest.Hold{Holder: ph.holder, Enter: at(ph.acquired), Exit: at(ph.release)})
 		}
 	}

@@ -112,8 +112,8 @@ type peerHold struct {
 
 // runPeer starts p's driver and returns a channel closed once every
 // contender is connected, and a function that waits for the driver to end
-// and returns its holds.
-func runPeer(t *testing.T, ctx context.Context, p peer, servers, path string, contenders, holds int, hold time.Duration) (ready <-chan struct{}, wait func() []peerHold) {
+// and returns its holds, and why it failed if it did. ctx's end kills it.
+func runPeer(t *testing.T, ctx context.Context, p peer, servers, path string, contenders, holds int, hold time.Duration) (ready <-chan struct{}, wait func() ([]peerHold, error)) {
 	t.Helper()
 	cmd := p.command(t, servers, path, contenders, holds, hold)
 	cmd.Stderr = &tail{}
@@ -155,14 +155,14 @@ func runPeer(t *testing.T, ctx context.Context, p peer, servers, path string, co
 			close(readyCh)
 		}
 	}()
-	return readyCh, func() []peerHold {
+	return readyCh, func() ([]peerHold, error) {
 		<-scanned
 		err := cmd.Wait()
 		stop()
 		if err != nil || len(problems) > 0 {
-			t.Errorf("%s driver: %v %v; stderr: %s", p.name, err, problems, cmd.Stderr)
+			return out, fmt.Errorf("%s driver: %v %v; stderr: %s", p.name, err, problems, cmd.Stderr)
 		}
-		return out
+		return out, nil
 	}
 }
 
