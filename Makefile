@@ -2,6 +2,7 @@
 #   make test   install ZooKeeper (and the Curator and kazoo clients) if
 #               missing, then every test (race detector on)
 #   make bench  install ZooKeeper if missing, then the side-by-side benchmark
+#               (into results/; make bench-docs refreshes docs/results)
 #   make docs-check  the docs' quotes, links and names against the source
 #               (part of make test too; -update: see internal/docscheck)
 
@@ -9,7 +10,7 @@ GO           ?= go
 TEST_TIMEOUT ?= 14m
 BENCH_FLAGS  ?=
 
-.PHONY: test bench docs-check install-zookeeper install-peers ensemble-up ensemble-down ensemble-status lint
+.PHONY: test bench bench-docs docs-check install-zookeeper install-peers ensemble-up ensemble-down ensemble-status lint
 
 # internal/faulttest runs without the race detector: it kills leaders and
 # cuts clients off on purpose, and every reconnect with watches set can
@@ -23,10 +24,18 @@ test: install-zookeeper install-peers
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/faulttest/
 
+# make bench writes into RESULTS (git ignores results/, so a run leaves
+# the checkout clean); make bench-docs refreshes the committed docs/results.
+RESULTS      ?= results
+
 bench: install-zookeeper
-	@mkdir -p docs/results
-	$(GO) test -run '^$$' -bench 'BenchmarkReentry' -benchtime 200x ./reentrant/ | tee docs/results/reentry.txt
-	$(GO) run ./cmd/zklocks bench $(BENCH_FLAGS)
+	@mkdir -p $(RESULTS)
+	$(GO) test -run '^$$' -bench 'BenchmarkReentry' -benchtime 200x ./reentrant/ | tee $(RESULTS)/reentry.txt
+	$(GO) run ./cmd/zklocks bench -out $(RESULTS) $(BENCH_FLAGS)
+	@echo "make bench: results in $(RESULTS)/ (README.md, bench.txt, the figures)"
+
+bench-docs:
+	$(MAKE) bench RESULTS=docs/results
 
 # No ZooKeeper needed: it reads files only. To rewrite drifted quotes and
 # line numbers from the source: go test ./internal/docscheck -update

@@ -68,6 +68,11 @@ func (r *Report) plot(f figure) (*plot.Plot, error) {
 		ticks = append(ticks, plot.Tick{Value: float64(n), Label: strconv.Itoa(n)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	// A log axis needs a positive range, also with one N or no data.
+	p.X.Min, p.X.Max = 1/1.3, 1.3
+	if ns := r.contenders(); len(ns) > 0 {
+		p.X.Min, p.X.Max = float64(slices.Min(ns))/1.3, float64(slices.Max(ns))*1.3
+	}
 	if f.logY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = logTicks{}
@@ -120,6 +125,11 @@ func (r *Report) plot(f figure) (*plot.Plot, error) {
 		p.Legend.Add(v, line, points)
 	}
 	if first {
+		if f.logY {
+			p.Y.Min, p.Y.Max = 0.1, 10 // a log axis needs a positive range
+		} else {
+			p.Y.Max = 1
+		}
 		return p, nil // nothing to draw: an empty, labelled figure
 	}
 	// Headroom above the data for the legend (top left).

@@ -162,3 +162,24 @@ func TestMerge(t *testing.T) {
 		t.Error("merged runs of different N")
 	}
 }
+
+// A run at one N only (zklocks bench -n 1) has nothing to draw on some
+// figures (no handoff, no watcher woken): they come out empty, not as a
+// panic of the plotting library's log axes.
+func TestFiguresOfASingleN(t *testing.T) {
+	rep := syntheticReport()
+	var one []Result
+	for _, r := range rep.Results {
+		if r.Contenders == 1 {
+			one = append(one, r)
+		}
+	}
+	rep.Results = one
+	files, err := rep.WriteFigures(t.TempDir())
+	if err != nil {
+		t.Fatalf("WriteFigures with N = 1 only: %v", err)
+	}
+	if len(files) == 0 {
+		t.Error("no figures written")
+	}
+}
