@@ -322,9 +322,8 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	// InNode: one versioned write. The caller's cancellation does not cut
 	// it short: an abandoned write would leave us not knowing the node's
 	// version, so it runs to its end (at most a session timeout).
-	data := Holder{Host: m.host, PID: m.pid, Owner: h.owner, Mode: m.opts.mode.String(), Count: n}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
-	stat, err := m.writeCount(wctx, h.node.Path(), data.encode(), version)
+	stat, err := m.writeCount(wctx, h.node.Path(), m.record(h.owner, n), version)
 	cancel()
 
 	m.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/sequential"
@@ -26,10 +28,7 @@ func TestLostProbeAnswerDoesNotCostTheLock(t *testing.T) {
 	defer cancel()
 	const lease = time.Second
 	path := zktest.LockPath(t)
-	holder := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
-	if err := holder.Lock(ctx); err != nil {
-		t.Fatalf("holder: Lock: %v", err)
-	}
+	holder := leaseHolder(t, ctx, path, "holder")
 
 	// The waiter's clock runs three times too fast until its probe: it
 	// takes the renewing holder for expired and probes. Then it steps a
@@ -149,10 +148,7 @@ func TestOnlyTheFirstLeaseWaiterJudges(t *testing.T) {
 	defer cancel()
 	raw := zktest.Connect(t)
 	path := zktest.LockPath(t)
-	head := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
-	if err := head.Lock(ctx); err != nil {
-		t.Fatalf("head: Lock: %v", err)
-	}
+	head := leaseHolder(t, ctx, path, "head")
 	var waiters []*timeout.Mutex
 	var results []<-chan error
 	for i := range 3 {
@@ -203,10 +199,7 @@ func TestWaiterBehindANonLeaseContenderJudges(t *testing.T) {
 	defer cancel()
 	raw := zktest.Connect(t)
 	path := zktest.LockPath(t)
-	head := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
-	if err := head.Lock(ctx); err != nil {
-		t.Fatalf("head: Lock: %v", err)
-	}
+	head := leaseHolder(t, ctx, path, "head")
 	seq, err := sequential.New(zktest.Connect(t), path, sequential.WithSessionTimeout(zktest.DefaultSessionTimeout))
 	if err != nil {
 		t.Fatal(err)
@@ -214,9 +207,7 @@ func TestWaiterBehindANonLeaseContenderJudges(t *testing.T) {
 	seqDone := make(chan error, 1)
 	go func() { seqDone <- seq.Lock(ctx) }()
 	waitChildren(t, raw, path, 2)
-	judge := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
-	judged := lockAsync(ctx, judge)
-	waitChildren(t, raw, path, 3)
+	judge, judged := leaseWaiter(t, ctx, raw, path, 3)
 
 	resume := head.PauseRenewal() // a holder stuck with its session alive
 	defer resume()
@@ -281,16 +272,9 @@ func TestJudgeAfterAHandoff(t *testing.T) {
 	defer cancel()
 	raw := zktest.Connect(t)
 	path := zktest.LockPath(t)
-	first := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
-	if err := first.Lock(ctx); err != nil {
-		t.Fatalf("first: Lock: %v", err)
-	}
-	next := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
-	nextLocked := lockAsync(ctx, next)
-	waitChildren(t, raw, path, 2)
-	judge := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
-	judged := lockAsync(ctx, judge)
-	waitChildren(t, raw, path, 3)
+	first := leaseHolder(t, ctx, path, "first")
+	next, nextLocked := leaseWaiter(t, ctx, raw, path, 2)
+	judge, judged := leaseWaiter(t, ctx, raw, path, 3)
 
 	if err := first.Unlock(ctx); err != nil {
 		t.Fatalf("first: Unlock: %v", err)
@@ -318,4 +302,24 @@ func TestJudgeAfterAHandoff(t *testing.T) {
 	if err := next.Unlock(ctx); !errors.Is(err, timeout.ErrEvicted) {
 		t.Errorf("next: Unlock after its eviction: %v, want ErrEvicted", err)
 	}
+}
+
+// leaseHolder is a Mutex with the tests' lease that holds the lock on path.
+func leaseHolder(t *testing.T, ctx context.Context, path, who string) *timeout.Mutex {
+	t.Helper()
+	m := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatalf("%s: Lock: %v", who, err)
+	}
+	return m
+}
+
+// leaseWaiter is a Mutex with the tests' lease whose Lock waits on path,
+// once it is the nth node there.
+func leaseWaiter(t *testing.T, ctx context.Context, raw *zk.Conn, path string, nth int) (*timeout.Mutex, <-chan error) {
+	t.Helper()
+	m := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
+	res := lockAsync(ctx, m)
+	waitChildren(t, raw, path, nth)
+	return m, res
 }

@@ -1,10 +1,7 @@
 package faulttest
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -42,33 +39,15 @@ func (m dropMode) String() string {
 	return "reply-lost-stale-look"
 }
 
-// errDropped is what the client's connection reports when the dropper
-// breaks it.
-var errDropped = errors.New("faulttest: connection dropped around a create")
-
-// ZooKeeper's wire protocol: after the handshake, a request is
-// [length][xid][opcode][body] and a reply [length][xid][zxid][err][body];
-// a create's body starts with its path, [length][bytes].
-const (
-	opCreate       = 1
-	opExists       = 3
-	opGetData      = 4
-	opGetChildren  = 8
-	opGetChildren2 = 12
-	opCreate2      = 15
-)
-
-// errNoNode is the reply code of ZooKeeper's NoNode error (a variable:
-// the negative code goes on the wire as its two's complement).
-var errNoNode int32 = -101
-
-// dropper is a zk.Dialer whose connections break once, around a create
-// whose path match accepts: the first such request (dropRequest), or the
-// first such create that the server applies (dropReply).
+// dropper breaks a client's connection once, around a create whose path
+// match accepts: the first such request (dropRequest), or the first such
+// create that the server applies (dropReply). It is a set of rules on a
+// zktest.Wire, which parses ZooKeeper's framing.
 type dropper struct {
 	mode  dropMode
 	match func(path string) bool
 	look  string // dropReplyStaleLook: the path whose first read is answered NoNode
+	w     *zktest.Wire
 
 	// hold, when set, keeps a dropReply connection waiting, its reply
 	// already intercepted, until hold is closed; intercepted is closed
@@ -76,56 +55,83 @@ type dropper struct {
 	// only after the ensemble has lost its quorum.
 	hold, intercepted chan struct{}
 
-	mu      sync.Mutex
-	armed   bool
-	fired   bool
-	staled  bool // the stale answer has been given
-	firedCh chan struct{}
+	mu     sync.Mutex
+	armed  bool
+	fired  bool
+	staled bool // the stale answer has been given
 }
 
-func newDropper(mode dropMode, match func(string) bool) *dropper {
-	return &dropper{mode: mode, match: match, armed: true, firedCh: make(chan struct{})}
+func newDropper(t testing.TB, mode dropMode, match func(string) bool) *dropper {
+	d := &dropper{mode: mode, match: match, armed: true, w: zktest.NewWire(t)}
+	d.w.OnRequest(d.onRequest)
+	d.w.OnReply(d.onReply)
+	return d
 }
 
+// dial is the zk.Dialer to give the client.
 func (d *dropper) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
-	nc, err := net.DialTimeout(network, addr, timeout)
-	if err != nil {
-		return nil, err
+	return d.w.Dialer()(network, addr, timeout)
+}
+
+func isCreate(op int32) bool { return op == zktest.OpCreate || op == zktest.OpCreate2 }
+
+// isRead reports whether op is a read that names a path first in its body.
+func isRead(op int32) bool {
+	return op == zktest.OpExists || op == zktest.OpGetData || op == zktest.OpGetChildren || op == zktest.OpGetChildren2
+}
+
+// take disarms the dropper if it is armed for a create of path, and says
+// whether it did: the break happens once.
+func (d *dropper) take(path string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.armed || !d.match(path) {
+		return false
 	}
-	return &dropConn{Conn: nc, d: d}, nil
-}
-
-// matches reports whether a create of path is one to drop.
-func (d *dropper) matches(path string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.armed && d.match(path)
-}
-
-// take disarms the dropper; false if it was disarmed already.
-func (d *dropper) take() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	was := d.armed
 	d.armed = false
-	return was
+	return true
 }
 
 func (d *dropper) fire() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.fired {
-		d.fired = true
-		close(d.firedCh)
-	}
+	d.fired = true
 }
 
-// staleLook reports whether a read of path is the one to answer NoNode,
-// and if so counts it as given.
-func (d *dropper) staleLook(path string) bool {
+// onRequest loses a matching create on its way (dropRequest).
+func (d *dropper) onRequest(r zktest.Request) zktest.Verdict {
+	if d.mode == dropRequest && isCreate(r.Op) && d.take(r.Path) {
+		d.fire()
+		return zktest.Break // "sent"; the reply will never come
+	}
+	return zktest.Pass
+}
+
+// onReply loses the answer of a matching create the server applied, and,
+// for dropReplyStaleLook, answers the first read of look after that with
+// NoNode, as a follower that has not applied the create yet would answer
+// a read without a sync before it.
+func (d *dropper) onReply(r *zktest.Reply) zktest.Verdict {
+	switch {
+	case d.mode != dropRequest && isCreate(r.Request.Op) && r.Err == 0 && d.take(r.Request.Path):
+		if d.hold != nil {
+			close(d.intercepted)
+			<-d.hold
+		}
+		d.fire()
+		return zktest.Break
+	case d.mode == dropReplyStaleLook && isRead(r.Request.Op) && r.Request.Path == d.look && d.staleOnce():
+		r.Err, r.Body = zktest.CodeNoNode, nil
+	}
+	return zktest.Pass
+}
+
+// staleOnce reports whether the stale answer is due now (after the drop,
+// not given yet), and counts it as given.
+func (d *dropper) staleOnce() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.mode != dropReplyStaleLook || !d.fired || d.staled || path != d.look {
+	if !d.fired || d.staled {
 		return false
 	}
 	d.staled = true
@@ -144,109 +150,6 @@ func (d *dropper) hasFired() bool {
 	return d.fired
 }
 
-// dropConn is one connection of a dropper's client.
-type dropConn struct {
-	net.Conn
-	d *dropper
-
-	wrote, read bool // the handshake has gone out / come back
-
-	mu      sync.Mutex
-	pending map[int32]bool // xids of matching creates in flight
-	stale   map[int32]bool // xid of the read to answer NoNode
-	rbuf    []byte
-}
-
-func (c *dropConn) Write(p []byte) (int, error) {
-	if !c.wrote {
-		c.wrote = true
-		return c.Conn.Write(p)
-	}
-	if len(p) >= 16 {
-		xid := int32(binary.BigEndian.Uint32(p[4:8]))
-		op := int32(binary.BigEndian.Uint32(p[8:12]))
-		plen := int(int32(binary.BigEndian.Uint32(p[12:16])))
-		isPath := plen >= 0 && 16+plen <= len(p)
-		if isPath && isRead(op) && c.d.staleLook(string(p[16:16+plen])) {
-			c.mu.Lock()
-			c.stale = map[int32]bool{xid: true}
-			c.mu.Unlock()
-		}
-		if (op == opCreate || op == opCreate2) && isPath && c.d.matches(string(p[16:16+plen])) {
-			switch c.d.mode {
-			case dropRequest:
-				if c.d.take() {
-					c.Conn.Close()
-					c.d.fire()
-					return len(p), nil // "sent"; the reply will never come
-				}
-			case dropReply, dropReplyStaleLook:
-				c.mu.Lock()
-				if c.pending == nil {
-					c.pending = map[int32]bool{}
-				}
-				c.pending[xid] = true
-				c.mu.Unlock()
-			}
-		}
-	}
-	return c.Conn.Write(p)
-}
-
-// Read passes the server's replies on, except the first successful reply
-// to a matching create (dropReply): that one breaks the connection, after
-// the server has applied the create.
-func (c *dropConn) Read(p []byte) (int, error) {
-	if len(c.rbuf) == 0 {
-		var hdr [4]byte
-		if _, err := io.ReadFull(c.Conn, hdr[:]); err != nil {
-			return 0, err
-		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if n > 64<<20 {
-			return 0, fmt.Errorf("faulttest: reply of %d bytes", n)
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(c.Conn, body); err != nil {
-			return 0, err
-		}
-		if c.read && len(body) >= 16 {
-			xid := int32(binary.BigEndian.Uint32(body[:4]))
-			ok := binary.BigEndian.Uint32(body[12:16]) == 0 // the reply's error code
-			c.mu.Lock()
-			ours, stale := c.pending[xid], c.stale[xid]
-			delete(c.pending, xid)
-			delete(c.stale, xid)
-			c.mu.Unlock()
-			if stale {
-				// The reply's header with error NoNode, and no body.
-				body = body[:16]
-				binary.BigEndian.PutUint32(body[12:16], uint32(errNoNode))
-				binary.BigEndian.PutUint32(hdr[:], 16)
-			}
-			if ours && ok && c.d.take() {
-				if c.d.hold != nil {
-					close(c.d.intercepted)
-					<-c.d.hold
-				}
-				c.Conn.Close()
-				c.d.fire()
-				return 0, errDropped
-			}
-		}
-		c.read = true
-		c.rbuf = append(hdr[:], body...)
-	}
-	n := copy(p, c.rbuf)
-	c.rbuf = c.rbuf[n:]
-	return n, nil
-}
-
-// isRead reports whether op is a read that names a path first in its body.
-func isRead(op int32) bool {
-	return op == opExists || op == opGetData || op == opGetChildren || op == opGetChildren2
-}
-
 // The connection breaks between a Lock's create and its reply, both ways
 // (the create lost on the way, or applied and its answer lost). The client
 // can not tell which; the lock must leave neither a duplicate node (the
@@ -263,7 +166,7 @@ func TestCreateConnectionLoss(t *testing.T) {
 				tp := newTape()
 				path := zktest.LockPath(t)
 				admin := zktest.Connect(t)
-				d := newDropper(mode, func(p string) bool {
+				d := newDropper(t, mode, func(p string) bool {
 					if v.layout == locktest.NodeAtPath {
 						return p == path
 					}

@@ -51,7 +51,7 @@ func TestOutageCleanup(t *testing.T) {
 		p := &pair{v: v}
 		p.u = newClient(t, tp, v, zktest.LockPath(t), "U", withTimeout(st))
 		dpath := zktest.LockPath(t)
-		p.drop = newDropper(dropReply, func(s string) bool {
+		p.drop = newDropper(t, dropReply, func(s string) bool {
 			if v.layout == locktest.NodeAtPath {
 				return s == dpath
 			}

@@ -33,12 +33,8 @@ import (
 func (q *Queue) Release(ctx context.Context, n *Node) error {
 	n.mon.Release()
 	reason := n.mon.Err() // ErrReleased, unless the hold had ended before
-	err := q.c.Delete(ctx, n.path, -1)
-	switch {
-	case err != nil && (zkop.Transient(err) || ctx.Err() != nil):
-		q.c.DeleteLater(n.path, -1)
-		err = nil
-	case errors.Is(err, zk.ErrNoNode) && errors.Is(reason, hold.ErrReleased):
+	err := q.deleteNowOrLater(ctx, n.path)
+	if errors.Is(err, zk.ErrNoNode) && errors.Is(reason, hold.ErrReleased) {
 		reason = hold.ErrNodeDeleted // deleted behind our back, after the monitor's last look
 	}
 	if !errors.Is(reason, hold.ErrReleased) {
@@ -48,6 +44,18 @@ func (q *Queue) Release(ctx context.Context, n *Node) error {
 		return fmt.Errorf("delete %s: %w", n.path, err)
 	}
 	return nil
+}
+
+// deleteNowOrLater deletes one of our nodes by name, at any version; when
+// the ensemble cannot be reached now (or ctx ends) the delete is done
+// later and it returns nil. Other answers (no node, no auth) are returned.
+func (q *Queue) deleteNowOrLater(ctx context.Context, path string) error {
+	err := q.c.Delete(ctx, path, -1)
+	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
+		q.c.DeleteLater(path, -1)
+		return nil
+	}
+	return err
 }
 
 // cleanupBudget bounds how long a failed acquisition goes on abandoning
@@ -78,9 +86,7 @@ func (q *Queue) Abandon(ctx context.Context, n *Node) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(q.c.SessionTimeout, cleanupBudget))
 	defer cancel()
 	if n.path != "" {
-		if err := q.c.Delete(cctx, n.path, -1); err != nil && (zkop.Transient(err) || cctx.Err() != nil) {
-			q.c.DeleteLater(n.path, -1)
-		}
+		_ = q.deleteNowOrLater(cctx, n.path)
 	}
 	if !n.unsure {
 		return

@@ -29,7 +29,7 @@
 //	lost     WARN   a hold ended without Unlock              node token held reason err
 //	evict    WARN   a waiter deleted a holder whose lease    node victim victim_token lease overdue
 //	                ran out (timeout)
-//	abandon  INFO   Lock or TryLock failed after it began    [node] [token] waited err
+//	abandon  INFO   Lock or TryLock failed after it began    [node] waited err
 //	reenter  DEBUG  the holding owner locked again           node token count
 //	                (reentrant)
 //	exit     DEBUG  an Unlock that leaves the hold held      node token count
@@ -64,8 +64,8 @@
 // A loss can be seen by the watch on the node (at once) and by Unlock
 // (later); the reentrant and timeout locks see theirs too (a failed count
 // write, an eviction). Each record is written once, by whichever sees the
-// event first. A Hold ends once: the first of release,
-// lost and abandon is written, later ones are dropped. A hold lost and
+// event first. A Hold ends once: the first of release and
+// lost is written, later ones are dropped. A hold lost and
 // then unlocked therefore logs lost and no release.
 //
 // Not logged: a TryLock that finds the lock taken (ErrLocked), and calls

@@ -217,7 +217,7 @@ func (g *Log) Reason(err error) string {
 }
 
 // Hold is the log of one hold. A nil *Hold is off. It ends once: the first
-// of Release, Lost and Abandon is written, later calls are dropped.
+// of Release and Lost is written, later calls are dropped.
 type Hold struct {
 	g     *Log
 	node  string
@@ -250,16 +250,6 @@ func (h *Hold) Lost(ctx context.Context, cause error) {
 	}
 	h.g.l.LogAttrs(ctx, slog.LevelWarn, MsgLost, slog.String(KeyNode, h.node), slog.Int64(KeyToken, h.token),
 		slog.Duration(KeyHeld, time.Since(h.since)), slog.String(KeyReason, h.g.Reason(cause)), errAttr(cause))
-}
-
-// Abandon logs a hold given up before Lock returned it, because of err
-// (the timeout lock: its lease could not be stamped).
-func (h *Hold) Abandon(ctx context.Context, err error) {
-	if !h.end() || !h.g.on(ctx, slog.LevelInfo) {
-		return
-	}
-	h.g.l.LogAttrs(ctx, slog.LevelInfo, MsgAbandon, slog.String(KeyNode, h.node), slog.Int64(KeyToken, h.token),
-		slog.Duration(KeyWaited, time.Since(h.g.start(h.since))), errAttr(err))
 }
 
 // Reenter logs a re-entry that took the depth to count.

@@ -27,7 +27,6 @@ func every(ctx context.Context, g *oplog.Log, err error) {
 	g.Abandon(ctx, "/l/n1", since, err)
 	h.Release(ctx, nil)
 	h.Lost(ctx, err)
-	h.Abandon(ctx, err)
 }
 
 // Logging off costs nothing: without a logger (New returns nil, the
@@ -118,7 +117,6 @@ func TestHoldEndsOnce(t *testing.T) {
 	h.Lost(ctx, hold.ErrNodeDeleted)
 	h.Lost(ctx, hold.ErrSessionExpired)
 	h.Release(ctx, nil)
-	h.Abandon(ctx, nil)
 	if got := rec.Msgs(); len(got) != 2 || got[1] != oplog.MsgLost {
 		t.Errorf("records %v, want acquire, lost", got)
 	}

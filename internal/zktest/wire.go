@@ -93,8 +93,9 @@ const (
 // dials: the faults of a real network (a lost answer, a silent link, a
 // reconnection that takes a while) at exactly the request a test names,
 // against real servers. Rules run on the client's send and receive
-// goroutines: they must not block. The zero value is not usable; use
-// NewWire.
+// goroutines: a rule that blocks holds back everything after its frame
+// on that connection (a test may want that; most rules should not). The
+// zero value is not usable; use NewWire.
 type Wire struct {
 	mu        sync.Mutex
 	onRequest func(Request) Verdict
