@@ -51,7 +51,7 @@
 // and #Ln-Lm must lie within the file. A line-anchored link outside a quote
 // must point into a Go file and its text must name a declaration there,
 // written as in a quote marker (a package qualifier and backticks are
-// allowed, as in [`sequential.Mutex.await`](../sequential/acquire.go#L220-L319));
+// allowed, as in [`sequential.Mutex.lock`](../sequential/recipe.go#L15-L59));
 // its lines must be that declaration's, without the doc comment, and
 // -update rewrites them. Line anchors into other files are refused: nothing
 // could keep them in step.
