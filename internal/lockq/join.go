@@ -28,7 +28,11 @@ const createFlags = zk.FlagEphemeral | zk.FlagSequence
 // node is about to vanish. ErrSessionExpired from the create means the
 // node, if it was made, went with its session: create again.
 func (q *Queue) Join(ctx context.Context, n *Node) error {
-	prefix := q.path + "/" + ProtectedPrefix + n.GUID + LockSep
+	sep := n.Sep
+	if sep == "" {
+		sep = LockSep
+	}
+	prefix := q.path + "/" + ProtectedPrefix + n.GUID + sep
 	data := q.cfg.Data
 	if n.Data != nil {
 		data = n.Data

@@ -15,6 +15,31 @@ type Line struct {
 	Head  string // the first node's full path: the holder
 	Pred  string // the full path of the node just ahead of ours; "" when we are first
 	Ahead int    // how many nodes are ahead of ours
+
+	dir   string  // the lock path
+	ahead []Entry // the nodes ahead of ours, in queue order
+}
+
+// Only is the line as seen by a contender that waits only for the nodes
+// blocks picks (a reader of a read-write lock: the writers): Head is the
+// first of them, Pred the last one ahead of ours, Ahead their number.
+// Nodes ahead of ours that blocks does not pick are left out; a nil
+// blocks picks every node.
+func (l Line) Only(blocks func(name string) bool) Line {
+	if blocks == nil {
+		return l
+	}
+	out := Line{dir: l.dir}
+	for _, e := range l.ahead {
+		if blocks(e.Name) {
+			out.ahead = append(out.ahead, e)
+		}
+	}
+	out.Ahead = len(out.ahead)
+	if out.Ahead > 0 {
+		out.Head, out.Pred = l.dir+"/"+out.ahead[0].Name, l.dir+"/"+out.ahead[out.Ahead-1].Name
+	}
+	return out
 }
 
 // First reports whether our node is first in the queue: the lock is ours.
@@ -81,7 +106,7 @@ func (q *Queue) line(ctx context.Context, n *Node) (Line, error) {
 		}
 		return Line{}, q.lost(reason)
 	}
-	l := Line{Ahead: len(ahead)}
+	l := Line{Ahead: len(ahead), dir: q.path, ahead: ahead}
 	if len(ahead) > 0 {
 		l.Head, l.Pred = q.path+"/"+ahead[0].Name, q.path+"/"+ahead[len(ahead)-1].Name
 	}

@@ -11,13 +11,20 @@ import (
 // numbers are read, and the order they are in.
 
 // Node names. ZooKeeper appends the sequence number to what we ask for, so
-// a contender's node is called ProtectedPrefix + guid + LockSep + sequence.
-// Curator and go-zookeeper use the same form.
+// a contender's node is called ProtectedPrefix + guid + separator +
+// sequence. The mutexes' separator is LockSep, as Curator's and
+// go-zookeeper's; the read-write lock's are ReadSep and WriteSep, as
+// Curator's InterProcessReadWriteLock's.
 const (
 	ProtectedPrefix = "_c_"
 	LockSep         = "-lock-"
+	ReadSep         = "-__READ__"
+	WriteSep        = "-__WRIT__"
 	seqWidth        = 10 // ZooKeeper prints the counter with %010d
 )
+
+// seps are the separators our nodes' names can carry.
+var seps = []string{LockSep, ReadSep, WriteSep}
 
 // Entry is one contender in the queue: a child of the lock path whose name
 // ends in a sequence number.
@@ -107,16 +114,17 @@ func Sort(children []string) []Entry {
 	return q
 }
 
-// GUIDOf returns the GUID in one of our node names, or "" for names of
-// other forms.
+// GUIDOf returns the GUID in one of our node names (any of the
+// separators), or "" for names of other forms.
 func GUIDOf(name string) string {
 	rest, ok := strings.CutPrefix(name, ProtectedPrefix)
 	if !ok {
 		return ""
 	}
-	guid, _, ok := strings.Cut(rest, LockSep)
-	if !ok {
-		return ""
+	for _, sep := range seps {
+		if guid, _, ok := strings.Cut(rest, sep); ok {
+			return guid
+		}
 	}
-	return guid
+	return ""
 }

@@ -120,6 +120,8 @@ func TestGUIDOf(t *testing.T) {
 	assert.NotEqual(t, g, newGUID())
 	assert.Equal(t, g, GUIDOf(ProtectedPrefix+g+LockSep+"0000000001"))
 	assert.Equal(t, "1b4e28ba-2fa1-11d2-883f-0016d3cca427", GUIDOf("_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000001"))
+	assert.Equal(t, g, GUIDOf(ProtectedPrefix+g+ReadSep+"0000000001"))
+	assert.Equal(t, g, GUIDOf(ProtectedPrefix+g+WriteSep+"0000000001"))
 	assert.Empty(t, GUIDOf("0123__lock__0000000001"))
 	assert.Empty(t, GUIDOf("lock-0000000001"))
 	assert.Empty(t, GUIDOf("_c_nolocksep"))

@@ -64,8 +64,11 @@ type Node struct {
 	// Data, when not nil, is this node's data instead of Config.Data:
 	// set it before Join.
 	Data []byte
-	mon  *hold.Monitor
-	log  *oplog.Log // the acquisition's operation log, nil when off
+	// Sep is the separator before the sequence number in our node's
+	// name (LockSep when empty): set it before Join.
+	Sep string
+	mon *hold.Monitor
+	log *oplog.Log // the acquisition's operation log, nil when off
 
 	mu    sync.Mutex // guards name, path, czxid
 	name  string     // under the lock path, once known
@@ -133,10 +136,14 @@ func PinGUID(guid string) (restore func()) {
 	return func() { newGUID = old }
 }
 
-// Head returns the name of the first contender in the queue, "" when the
-// queue is empty or the lock path does not exist: TryLock's look before
-// it joins.
-func (q *Queue) Head(ctx context.Context) (string, error) {
+// Head returns the full path of the first contender in the queue, "" when
+// the queue is empty or the lock path does not exist: TryLock's look
+// before it joins.
+func (q *Queue) Head(ctx context.Context) (string, error) { return q.FirstOf(ctx, nil) }
+
+// FirstOf is Head for a contender that waits only for the nodes blocks
+// picks (nil: every node): the first of those, or "".
+func (q *Queue) FirstOf(ctx context.Context, blocks func(name string) bool) (string, error) {
 	// Without the sync, a TryLock called right after another session's
 	// Unlock returned could still see that session's node on a lagging
 	// follower and fail although the lock is free.
@@ -150,8 +157,10 @@ func (q *Queue) Head(ctx context.Context) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("list: %w", err)
 	}
-	if line := Sort(kids); len(line) > 0 {
-		return q.path + "/" + line[0].Name, nil
+	for _, e := range Sort(kids) {
+		if blocks == nil || blocks(e.Name) {
+			return q.path + "/" + e.Name, nil
+		}
 	}
 	return "", nil
 }

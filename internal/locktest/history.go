@@ -26,11 +26,15 @@ const StillHeld = time.Duration(math.MaxInt64)
 // Lock returned and Exit before Unlock was called, so the recorded interval
 // lies inside the real one: if two recorded intervals overlap, the real
 // holds did too.
+//
+// Shared marks a reader's hold of a read-write lock: shared holds may
+// overlap each other, and nothing else.
 type Hold struct {
 	Holder string
 	Enter  time.Duration
 	Exit   time.Duration
 	Token  int64
+	Shared bool
 }
 
 func (h Hold) String() string {
@@ -38,7 +42,11 @@ func (h Hold) String() string {
 	if h.Exit != StillHeld {
 		exit = h.Exit.String()
 	}
-	return fmt.Sprintf("%s [%v, %s) token %d", h.Holder, h.Enter, exit, h.Token)
+	kind := ""
+	if h.Shared {
+		kind = " (shared)"
+	}
+	return fmt.Sprintf("%s%s [%v, %s) token %d", h.Holder, kind, h.Enter, exit, h.Token)
 }
 
 // History is a set of holds of one lock path, in any order.
@@ -61,10 +69,19 @@ func NewRecorder() *Recorder { return &Recorder{start: time.Now()} }
 // function right before Unlock. Calling exit more than once records only
 // the first call.
 func (r *Recorder) Enter(holder string, token int64) (exit func()) {
+	return r.enter(holder, token, false)
+}
+
+// EnterShared is Enter for a reader's hold of a read-write lock.
+func (r *Recorder) EnterShared(holder string, token int64) (exit func()) {
+	return r.enter(holder, token, true)
+}
+
+func (r *Recorder) enter(holder string, token int64, shared bool) (exit func()) {
 	enter := time.Since(r.start) // monotonic: time.Since ignores wall-clock jumps
 	r.mu.Lock()
 	i := len(r.holds)
-	r.holds = append(r.holds, Hold{Holder: holder, Enter: enter, Exit: StillHeld, Token: token})
+	r.holds = append(r.holds, Hold{Holder: holder, Enter: enter, Exit: StillHeld, Token: token, Shared: shared})
 	r.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -92,15 +109,22 @@ func Overlaps(h History) int {
 	s := slices.Clone(h)
 	slices.SortFunc(s, func(a, b Hold) int { return cmp.Compare(a.Enter, b.Enter) })
 	n := 0
-	var until time.Duration
+	var until, untilExclusive time.Duration // the latest exit of any hold, of any exclusive hold
 	for i, x := range s {
-		if i > 0 && x.Enter < until {
+		if i > 0 && (x.Enter < untilExclusive || !x.Shared && x.Enter < until) {
 			n++
 		}
 		until = max(until, x.Exit)
+		if !x.Shared {
+			untilExclusive = max(untilExclusive, x.Exit)
+		}
 	}
 	return n
 }
+
+// conflict reports whether two holds may not overlap: unless both are
+// shared.
+func conflict(a, b Hold) bool { return !a.Shared || !b.Shared }
 
 // maxReported bounds the problems Check lists one by one.
 const maxReported = 10
@@ -129,16 +153,26 @@ func Check(h History) error {
 	})
 
 	// Sweep in enter order. Every hold still open when x enters overlaps x;
-	// keeping them in a list (not only the longest) names every pair.
+	// keeping them in a list (not only the longest) names every pair. A
+	// token must be larger than that of the last hold entered before it
+	// that it conflicts with (readers that share the lock can enter out
+	// of their queue order).
 	var open []Hold
 	for i, x := range sorted {
 		open = slices.DeleteFunc(open, func(o Hold) bool { return o.Exit <= x.Enter })
 		for _, o := range open {
-			report(fmt.Errorf("%w: %v and %v", ErrOverlap, o, x))
+			if conflict(o, x) {
+				report(fmt.Errorf("%w: %v and %v", ErrOverlap, o, x))
+			}
 		}
 		open = append(open, x)
-		if i > 0 && x.Token <= sorted[i-1].Token {
-			report(fmt.Errorf("%w: %v follows %v", ErrTokenOrder, x, sorted[i-1]))
+		for j := i - 1; j >= 0; j-- {
+			if conflict(sorted[j], x) {
+				if x.Token <= sorted[j].Token {
+					report(fmt.Errorf("%w: %v follows %v", ErrTokenOrder, x, sorted[j]))
+				}
+				break
+			}
 		}
 	}
 

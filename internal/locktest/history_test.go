@@ -16,6 +16,9 @@ func TestCheck(t *testing.T) {
 	hold := func(who string, enter, exit time.Duration, token int64) Hold {
 		return Hold{Holder: who, Enter: enter, Exit: exit, Token: token}
 	}
+	reader := func(who string, enter, exit time.Duration, token int64) Hold {
+		return Hold{Holder: who, Enter: enter, Exit: exit, Token: token, Shared: true}
+	}
 	for _, tc := range []struct {
 		name string
 		h    History
@@ -36,6 +39,13 @@ func TestCheck(t *testing.T) {
 		{"DecreasingOutOfOrder", History{hold("b", 6*ms, 8*ms, 3), hold("a", 0, 5*ms, 7)}, []error{ErrTokenOrder}},
 		{"OverlapAndTokens", History{hold("a", 0, 5*ms, 2), hold("b", 1*ms, 6*ms, 1)}, []error{ErrOverlap, ErrTokenOrder}},
 		{"Malformed", History{hold("a", 5*ms, 1*ms, 1)}, []error{ErrMalformed}},
+		{"ReadersShare", History{reader("a", 0, 5*ms, 1), reader("b", 1*ms, 6*ms, 2)}, nil},
+		{"ReadersEnterOutOfQueueOrder", History{hold("w", 0, 1*ms, 1), reader("a", 3*ms, 5*ms, 3), reader("b", 2*ms, 6*ms, 2)}, nil},
+		{"WriterAfterReaders", History{reader("a", 0, 5*ms, 1), reader("b", 1*ms, 6*ms, 2), hold("w", 7*ms, 8*ms, 3)}, nil},
+		{"WriterOverlapsReader", History{reader("a", 0, 5*ms, 1), hold("w", 4*ms, 8*ms, 2)}, []error{ErrOverlap}},
+		{"ReaderOverlapsWriter", History{hold("w", 0, 5*ms, 1), reader("a", 4*ms, 8*ms, 2)}, []error{ErrOverlap}},
+		{"ReaderTokenBelowWriter", History{hold("w", 0, 5*ms, 4), reader("a", 6*ms, 8*ms, 2)}, []error{ErrTokenOrder}},
+		{"WriterTokenBelowReader", History{reader("a", 0, 5*ms, 4), hold("w", 6*ms, 8*ms, 2)}, []error{ErrTokenOrder}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Check(tc.h)
@@ -60,7 +70,7 @@ func TestCheck(t *testing.T) {
 // The contained case must name both late holds, not only the first.
 func TestCheckNamesEveryOverlap(t *testing.T) {
 	ms := time.Millisecond
-	h := History{{"a", 0, 10 * ms, 1}, {"b", 2 * ms, 3 * ms, 2}, {"c", 4 * ms, 5 * ms, 3}}
+	h := History{{Holder: "a", Exit: 10 * ms, Token: 1}, {Holder: "b", Enter: 2 * ms, Exit: 3 * ms, Token: 2}, {Holder: "c", Enter: 4 * ms, Exit: 5 * ms, Token: 3}}
 	err := Check(h)
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != 2 {
@@ -179,4 +189,29 @@ func TestContendCatchesBrokenLock(t *testing.T) {
 		t.Fatalf("a broken lock's history: Check = %v, want %v", err, ErrOverlap)
 	}
 	t.Logf("broken lock caught: %v", err)
+}
+
+// Overlaps counts a shared hold that begins inside an exclusive one, and
+// an exclusive one inside a shared one, but not readers inside readers.
+func TestOverlapsWithSharedHolds(t *testing.T) {
+	ms := time.Millisecond
+	r := func(enter, exit time.Duration) Hold { return Hold{Enter: enter, Exit: exit, Shared: true} }
+	w := func(enter, exit time.Duration) Hold { return Hold{Enter: enter, Exit: exit} }
+	for _, tc := range []struct {
+		name string
+		h    History
+		want int
+	}{
+		{"ReadersOnly", History{r(0, 5*ms), r(1*ms, 6*ms), r(2*ms, 3*ms)}, 0},
+		{"ReaderInsideWriter", History{w(0, 5*ms), r(1*ms, 2*ms)}, 1},
+		{"WriterInsideReader", History{r(0, 5*ms), w(1*ms, 2*ms)}, 1},
+		{"WriterAfterReaders", History{r(0, 5*ms), r(1*ms, 6*ms), w(6*ms, 7*ms), r(7*ms, 8*ms)}, 0},
+		{"WritersOverlap", History{w(0, 5*ms), w(1*ms, 6*ms)}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Overlaps(tc.h); got != tc.want {
+				t.Errorf("Overlaps(%v) = %d, want %d", tc.h, got, tc.want)
+			}
+		})
+	}
 }
