@@ -107,11 +107,21 @@ type Result struct {
 	Holds int
 	// Rounds is the number of runs merged into this result (Merge).
 	Rounds int
+	// PerRound holds each round's headline figures, in round order, for
+	// medians with intervals and paired comparisons (absent from a
+	// results.json written before they were kept).
+	PerRound []RoundFigures `json:",omitempty"`
 	// LostHolds counts holds the lock reported lost before Unlock (Done
 	// closed, Unlock failing with the variant's ErrLockLost): a lease
 	// lock's eviction of a holder it judged stalled. They are left out of
 	// the mutual exclusion check and counted here instead.
 	LostHolds int64
+	// External marks a peer run by a driver in a child process (curator,
+	// kazoo): the harness sees its holds and the servers' counters, not
+	// its wire, so the client-side counts (Notifications and the self
+	// ones, LockStats, the handoff split) are zero because they were not
+	// seen, not because they were measured; reports show "-" for them.
+	External bool `json:",omitempty"`
 
 	hists *runHists
 }
@@ -169,6 +179,7 @@ func (r *Result) Merge(o Result) error {
 	r.hists.wake.merge(o.hists.wake)
 	r.summarize()
 	r.Rounds += max(o.Rounds, 1)
+	r.PerRound = append(r.PerRound, o.PerRound...)
 	return nil
 }
 
@@ -297,14 +308,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if len(cfg.Servers) == 0 {
 		return Result{}, errors.New("bench: no servers")
 	}
-	if cfg.Variant.New == nil {
-		return Result{}, errors.New("bench: no variant")
-	}
 	if cfg.Contenders <= 0 {
 		cfg.Contenders = 1
 	}
 	if cfg.Acquisitions <= 0 && cfg.Duration <= 0 {
 		cfg.Duration = 3 * time.Second
+	}
+	if cfg.Variant.Driver != nil {
+		return runDriver(ctx, cfg)
+	}
+	if cfg.Variant.New == nil {
+		return Result{}, errors.New("bench: no variant")
 	}
 	if cfg.Reentries > 0 && cfg.Variant.Reenter == nil {
 		cfg.Reentries = 0
@@ -476,6 +490,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.summarize()
 	res.Acquisitions = int64(len(holds))
 	res.Holds = len(holds)
+	res.PerRound = []RoundFigures{res.wholeRun()}
 
 	// Nothing of the lock may be left behind. The sync first: admin may
 	// talk to a follower that has not applied the last release yet.

@@ -34,13 +34,21 @@ type Variant struct {
 	// take and release it once more from the same owner. The bench runs
 	// it when Config.Reentries > 0.
 	Reenter func(ctx context.Context, l zklocks.Locker) error
+	// Driver, when set instead of New, makes the variant another
+	// library's lock, run in a child process by a driver of bench/peers
+	// (curator, kazoo). Its runs measure what the driver's lines and the
+	// servers tell: the client-side counts stay zero (Result.External).
+	Driver *Driver
 }
+
+// External reports whether the variant runs in a driver's process.
+func (v Variant) External() bool { return v.Driver != nil }
 
 var (
 	registryMu sync.Mutex
 	registry   = map[string]Variant{}
 	// order is the progression in which tables and figures list variants.
-	order = []string{"naive", "sequential", "reentrant-memory", "reentrant-node", "timeout", "zk-peer"}
+	order = []string{"naive", "sequential", "reentrant-memory", "reentrant-node", "timeout", "zk-peer", "curator", "kazoo"}
 )
 
 // Register adds a variant. The variant packages are registered by this
@@ -48,8 +56,8 @@ var (
 func Register(v Variant) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	if v.Name == "" || v.New == nil {
-		panic("bench: Register needs a name and a factory")
+	if v.Name == "" || (v.New == nil) == (v.Driver == nil) {
+		panic("bench: Register needs a name and a factory or a driver")
 	}
 	registry[v.Name] = v
 	if !slices.Contains(order, v.Name) {
@@ -63,22 +71,33 @@ func Lookup(name string) (Variant, error) {
 	defer registryMu.Unlock()
 	v, ok := registry[name]
 	if !ok {
-		return Variant{}, fmt.Errorf("bench: unknown variant %q (have %v)", name, namesLocked())
+		return Variant{}, fmt.Errorf("bench: unknown variant %q (have %v)", name, namesLocked(true))
 	}
 	return v, nil
 }
 
-// Names lists the registered variants in the order of the progression.
+// Names lists the registered variants that run in this process, in the
+// order of the progression: the locks the Go benchmarks (BenchmarkLock)
+// and the fault tests cover. The peers run by a driver in a child
+// process (curator, kazoo) are left out; AllNames has them too.
 func Names() []string {
 	registryMu.Lock()
 	defer registryMu.Unlock()
-	return namesLocked()
+	return namesLocked(false)
 }
 
-func namesLocked() []string {
+// AllNames lists every registered variant, the driven peers included, in
+// the order of the progression: zklocks bench's default.
+func AllNames() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return namesLocked(true)
+}
+
+func namesLocked(external bool) []string {
 	var out []string
 	for _, n := range order {
-		if _, ok := registry[n]; ok {
+		if v, ok := registry[n]; ok && (external || !v.External()) {
 			out = append(out, n)
 		}
 	}

@@ -1,7 +1,10 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -14,11 +17,38 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  *
  * <pre>hold &lt;contender&gt; &lt;acquired-unix-ns&gt; &lt;released-unix-ns&gt;</pre>
  *
+ * or, with --requested, with the time the contender called acquire first:
+ *
+ * <pre>hold &lt;contender&gt; &lt;requested-unix-ns&gt; &lt;acquired-unix-ns&gt; &lt;released-unix-ns&gt;</pre>
+ *
  * Times are this machine's wall clock in nanoseconds (the Go side reads
  * the same clock). Each contender has a session of its own; "ready" is
  * printed once they are all connected, "done" at the end.
  *
- * Usage: LockDriver servers path contenders holds holdMillis
+ * <p>Usage: LockDriver servers path contenders holds holdMillis [options]
+ *
+ * <p>Each contender makes holds acquisitions, unless one of these says
+ * otherwise:
+ *
+ * <ul>
+ *   <li>--duration-ms D: contenders stop asking for the lock D ms after
+ *       the start (a waiter already queued still gets it once);
+ *   <li>--acquisitions A: A acquisitions in all, shared by the contenders;
+ * </ul>
+ *
+ * and the other knobs of the Go harness (zklocks bench):
+ *
+ * <ul>
+ *   <li>--idle-ms I: time a contender waits after a release;
+ *   <li>--session-timeout-ms S (default 10000);
+ *   <li>--round-robin: contender i connects to the i-th server (modulo
+ *       their number) only, as the Go harness's sessions do;
+ *   <li>--control: the harness drives the run: after "ready" the driver
+ *       waits for a line "go" on stdin, prints "finished &lt;start-ns&gt;
+ *       &lt;end-ns&gt;" when the last contender is done, and waits for
+ *       another line (or the end of stdin) before it closes the sessions,
+ *       so that the harness can read the servers' counters in between.
+ * </ul>
  */
 public final class LockDriver {
     private static final Object OUT = new Object();
@@ -36,42 +66,152 @@ public final class LockDriver {
         return t.getEpochSecond() * 1_000_000_000L + t.getNano();
     }
 
-    public static void main(String[] args) throws Exception {
-        String servers = args[0];
-        String path = args[1];
-        int contenders = Integer.parseInt(args[2]);
-        int holds = Integer.parseInt(args[3]);
-        long holdMillis = Long.parseLong(args[4]);
+    /** The command line: five positional arguments, then options. */
+    private static final class Options {
+        String servers;
+        String path;
+        int contenders;
+        int holds;
+        double holdMillis;
+        long durationMillis;
+        long acquisitions;
+        double idleMillis;
+        int sessionTimeoutMillis = 10_000;
+        boolean requested;
+        boolean control;
+        boolean roundRobin;
 
+        static Options parse(String[] args) {
+            Options o = new Options();
+            o.servers = args[0];
+            o.path = args[1];
+            o.contenders = Integer.parseInt(args[2]);
+            o.holds = Integer.parseInt(args[3]);
+            o.holdMillis = Double.parseDouble(args[4]);
+            for (int i = 5; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--duration-ms" -> o.durationMillis = Long.parseLong(args[++i]);
+                    case "--acquisitions" -> o.acquisitions = Long.parseLong(args[++i]);
+                    case "--idle-ms" -> o.idleMillis = Double.parseDouble(args[++i]);
+                    case "--session-timeout-ms" -> o.sessionTimeoutMillis = Integer.parseInt(args[++i]);
+                    case "--requested" -> o.requested = true;
+                    case "--control" -> o.control = true;
+                    case "--round-robin" -> o.roundRobin = true;
+                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
+                }
+            }
+            return o;
+        }
+
+        /** The servers contender i connects to. */
+        String serversOf(int i) {
+            if (!roundRobin) {
+                return servers;
+            }
+            String[] all = servers.split(",");
+            return all[i % all.length];
+        }
+    }
+
+    private static void sleepMillis(double ms) throws InterruptedException {
+        if (ms > 0) {
+            long ns = (long) (ms * 1_000_000);
+            Thread.sleep(ns / 1_000_000, (int) (ns % 1_000_000));
+        }
+    }
+
+    /** Says when a contender asks for the lock no more. */
+    private static final class Stop {
+        private final Options o;
+        private final AtomicLong tickets;
+        private volatile long deadline;
+
+        Stop(Options o) {
+            this.o = o;
+            this.tickets = new AtomicLong(o.acquisitions);
+        }
+
+        void start(long nanoTime) {
+            if (o.durationMillis > 0) {
+                deadline = nanoTime + o.durationMillis * 1_000_000;
+            }
+        }
+
+        boolean again(int done) {
+            if (o.durationMillis > 0) {
+                return System.nanoTime() < deadline;
+            }
+            if (o.acquisitions > 0) {
+                return tickets.decrementAndGet() >= 0;
+            }
+            return done < o.holds;
+        }
+    }
+
+    private static void contend(int id, InterProcessMutex lock, Options o, Stop stop) throws Exception {
+        for (int k = 0; stop.again(k); k++) {
+            long requested = nowNanos();
+            lock.acquire();
+            long acquired = nowNanos();
+            sleepMillis(o.holdMillis);
+            long released = nowNanos();
+            lock.release();
+            if (o.requested) {
+                say("hold curator-" + id + " " + requested + " " + acquired + " " + released);
+            } else {
+                say("hold curator-" + id + " " + acquired + " " + released);
+            }
+            sleepMillis(o.idleMillis);
+        }
+    }
+
+    /** Opens one session per contender, all at once. */
+    private static List<CuratorFramework> connect(Options o) throws InterruptedException {
         List<CuratorFramework> clients = new ArrayList<>();
-        for (int i = 0; i < contenders; i++) {
+        for (int i = 0; i < o.contenders; i++) {
             CuratorFramework c = CuratorFrameworkFactory.builder()
-                    .connectString(servers)
-                    .sessionTimeoutMs(10_000)
+                    .connectString(o.serversOf(i))
+                    .sessionTimeoutMs(o.sessionTimeoutMillis)
                     .retryPolicy(new ExponentialBackoffRetry(20, 5))
                     .build();
             c.start();
-            if (!c.blockUntilConnected(15, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("curator: no connection to " + servers);
-            }
             clients.add(c);
         }
+        for (CuratorFramework c : clients) {
+            if (!c.blockUntilConnected(15, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("curator: no connection to " + o.servers);
+            }
+        }
+        return clients;
+    }
+
+    /** Closes the sessions in parallel: each close waits for its closeSession, a quorum write. */
+    private static void closeAll(List<CuratorFramework> clients) throws InterruptedException {
+        List<Thread> threads = new ArrayList<>();
+        for (CuratorFramework c : clients) {
+            Thread t = new Thread(c::close);
+            t.start();
+            threads.add(t);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options o = Options.parse(args);
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in));
+        List<CuratorFramework> clients = connect(o);
+        Stop stop = new Stop(o);
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < contenders; i++) {
+        for (int i = 0; i < o.contenders; i++) {
             final int id = i;
-            final InterProcessMutex lock = new InterProcessMutex(clients.get(i), path);
+            final InterProcessMutex lock = new InterProcessMutex(clients.get(i), o.path);
             Thread t = new Thread(() -> {
                 try {
                     start.await();
-                    for (int k = 0; k < holds; k++) {
-                        lock.acquire();
-                        long acquired = nowNanos();
-                        Thread.sleep(holdMillis);
-                        long released = nowNanos();
-                        lock.release();
-                        say("hold curator-" + id + " " + acquired + " " + released);
-                    }
+                    contend(id, lock, o, stop);
                 } catch (Exception e) {
                     say("error curator-" + id + " " + e);
                 }
@@ -80,13 +220,20 @@ public final class LockDriver {
             threads.add(t);
         }
         say("ready");
+        if (o.control && !"go".equals(stdin.readLine())) {
+            throw new IllegalStateException("curator: expected go on stdin");
+        }
+        long began = nowNanos();
+        stop.start(System.nanoTime());
         start.countDown();
         for (Thread t : threads) {
             t.join();
         }
-        for (CuratorFramework c : clients) {
-            c.close();
+        if (o.control) {
+            say("finished " + began + " " + nowNanos());
+            stdin.readLine();
         }
+        closeAll(clients);
         say("done");
     }
 }

@@ -1,0 +1,282 @@
+package bench
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// driverHold is one hold a driver reported, in its wall-clock
+// nanoseconds: acquire called, acquire returned, release about to be
+// called.
+type driverHold struct {
+	contender                     int
+	requested, acquired, released int64
+}
+
+// parseHold reads "hold <name>-<i> <requested> <acquired> <released>".
+func parseHold(line string) (driverHold, error) {
+	f := strings.Fields(line)
+	if len(f) != 5 || f[0] != "hold" {
+		return driverHold{}, fmt.Errorf("not a hold line: %q", line)
+	}
+	var h driverHold
+	var err error
+	i := strings.LastIndexByte(f[1], '-')
+	if h.contender, err = strconv.Atoi(f[1][i+1:]); err != nil {
+		return h, fmt.Errorf("contender of %q: %w", line, err)
+	}
+	for k, p := range []*int64{&h.requested, &h.acquired, &h.released} {
+		if *p, err = strconv.ParseInt(f[2+k], 10, 64); err != nil {
+			return h, fmt.Errorf("time of %q: %w", line, err)
+		}
+	}
+	return h, nil
+}
+
+// driverProc is a running driver, its stdout read line by line.
+type driverProc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *tailBuffer
+}
+
+func startDriver(cmd *exec.Cmd) (*driverProc, error) {
+	p := &driverProc{cmd: cmd, lines: make(chan string, 256), stderr: &tailBuffer{}}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(p.lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+	}()
+	return p, nil
+}
+
+// send writes one line to the driver's stdin.
+func (p *driverProc) send(line string) error {
+	_, err := io.WriteString(p.stdin, line+"\n")
+	return err
+}
+
+// next returns the driver's next line; it fails when the driver ended or
+// ctx did, or the line is an error the driver reports.
+func (p *driverProc) next(ctx context.Context) (string, error) {
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			return "", fmt.Errorf("driver ended early (%v); stderr: %s", p.cmd.Wait(), p.stderr)
+		}
+		if strings.HasPrefix(l, "error") {
+			return "", fmt.Errorf("driver: %s; stderr: %s", l, p.stderr)
+		}
+		return l, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("driver: %w; stderr: %s", ctx.Err(), p.stderr)
+	}
+}
+
+// stop closes the driver's stdin (it closes its sessions and ends) and
+// waits for it, killing it if it has not ended within a session timeout.
+func (p *driverProc) stop() error {
+	p.stdin.Close()
+	done := make(chan error, 1)
+	go func() {
+		for range p.lines {
+		}
+		done <- p.cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(SessionTimeout):
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("driver did not end; killed (%v)", <-done)
+	}
+}
+
+// runDriver is Run for a variant with a Driver: the same directory and
+// lock path conventions, the servers' counters read around the
+// contention (after the driver's sessions are up, before they close), the
+// same mutual exclusion check; the latencies come from the driver's lines.
+func runDriver(ctx context.Context, cfg Config) (Result, error) {
+	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Idle: cfg.Idle, Rounds: 1, External: true}
+	if cfg.Floors != nil {
+		res.Floors = *cfg.Floors
+	}
+	if err := cfg.Variant.Driver.Available(); err != nil {
+		return res, err
+	}
+	admins, err := connectAll(ctx, cfg.Servers, 1)
+	if err != nil {
+		return res, err
+	}
+	defer closeAll(admins)
+	admin := admins[0].conn
+	dir, err := makeRunDir(admin, fmt.Sprintf("%s-n%d", cfg.Variant.Name, cfg.Contenders))
+	if err != nil {
+		return res, err
+	}
+	defer deleteTree(admin, dir)
+	lockPath := dir + "/lock"
+	if _, err := admin.Create(lockPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		return res, fmt.Errorf("bench: create %s: %w", lockPath, err)
+	}
+	fail := func(err error) (Result, error) {
+		return res, fmt.Errorf("bench: %s with %d contenders: %w", cfg.Variant.Name, cfg.Contenders, err)
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd, err := cfg.Variant.Driver.Command(dctx, DriverArgs{Servers: cfg.Servers, Path: lockPath, Contenders: cfg.Contenders,
+		Acquisitions: cfg.Acquisitions, Duration: cfg.Duration, Hold: cfg.Hold, Idle: cfg.Idle})
+	if err != nil {
+		return fail(err)
+	}
+	p, err := startDriver(cmd)
+	if err != nil {
+		return fail(err)
+	}
+	holds, start, end, counts, err := driveRound(ctx, cfg, p)
+	if err != nil {
+		cancel() // kills the driver
+		_ = p.stop()
+		return fail(err)
+	}
+	if err := p.stop(); err != nil {
+		return fail(err)
+	}
+	res.Server = counts
+	if err := fillFromDriver(&res, holds, start, end); err != nil {
+		return fail(err)
+	}
+	_, _ = admin.Sync(lockPath)
+	if kids, _, err := admin.Children(lockPath); err == nil && len(kids) > 0 {
+		return fail(fmt.Errorf("left %d nodes behind under %s: %v", len(kids), lockPath, kids))
+	}
+	return res, nil
+}
+
+// driveRound takes the driver from ready to finished, with the servers'
+// counters read on either side, and returns the holds it reported and its
+// start and end.
+func driveRound(ctx context.Context, cfg Config, p *driverProc) (holds []driverHold, start, end int64, counts ServerCounts, err error) {
+	if l, err := p.next(ctx); err != nil {
+		return nil, 0, 0, counts, err
+	} else if l != "ready" {
+		return nil, 0, 0, counts, unexpected(l)
+	}
+	settle(ctx, cfg.Servers)
+	before, err := takeSnapshot(cfg.Servers)
+	if err != nil {
+		return nil, 0, 0, counts, err
+	}
+	if cfg.OnStart != nil {
+		cfg.OnStart()
+	}
+	if err := p.send("go"); err != nil {
+		return nil, 0, 0, counts, err
+	}
+	for {
+		l, err := p.next(ctx)
+		if err != nil {
+			return holds, 0, 0, counts, err
+		}
+		if rest, ok := strings.CutPrefix(l, "finished "); ok {
+			if _, err := fmt.Sscan(rest, &start, &end); err != nil {
+				return holds, 0, 0, counts, unexpected(l)
+			}
+			break
+		}
+		h, err := parseHold(l)
+		if err != nil {
+			return holds, 0, 0, counts, err
+		}
+		holds = append(holds, h)
+		if cfg.Acquired != nil {
+			cfg.Acquired.Add(1)
+		}
+	}
+	if cfg.OnStop != nil {
+		cfg.OnStop()
+	}
+	settle(ctx, cfg.Servers)
+	after, err := takeSnapshot(cfg.Servers)
+	if err != nil {
+		return holds, start, end, counts, err
+	}
+	counts, err = diff(before, after)
+	return holds, start, end, counts, err
+}
+
+func unexpected(line string) error { return fmt.Errorf("unexpected line from the driver: %q", line) }
+
+// fillFromDriver makes a round's Result out of the holds a driver
+// reported and its start and end: acquire latency is acquired less
+// requested; a handoff is counted, as in Run, when the next holder (in the
+// order of acquisition) asked before the previous one began its release,
+// from that release to the next acquired. The holds are checked for
+// mutual exclusion as Run's are.
+func fillFromDriver(res *Result, holds []driverHold, start, end int64) error {
+	slices.SortFunc(holds, func(a, b driverHold) int { return cmp.Compare(a.acquired, b.acquired) })
+	acq, hand := newHistogram(), newHistogram()
+	checked := make([]Hold, len(holds))
+	for i, h := range holds {
+		acq.record(time.Duration(h.acquired - h.requested))
+		if i > 0 && h.requested < holds[i-1].released {
+			hand.record(time.Duration(h.acquired - holds[i-1].released))
+		}
+		checked[i] = Hold{Contender: h.contender, Enter: time.Duration(h.acquired - start), Exit: time.Duration(h.released - start)}
+	}
+	res.Elapsed = time.Duration(end - start)
+	res.Acquisitions = int64(len(holds))
+	res.Holds = len(holds)
+	res.hists = &runHists{acq, hand, newHistogram(), newHistogram(), newHistogram()}
+	res.summarize()
+	res.PerRound = []RoundFigures{res.wholeRun()}
+	return CheckHistory(checked)
+}
+
+// tailBuffer keeps the last few kilobytes a driver wrote to stderr.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *tailBuffer) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	if len(w.buf) > 4096 {
+		w.buf = w.buf[len(w.buf)-4096:]
+	}
+	return len(b), nil
+}
+
+func (w *tailBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.TrimSpace(string(w.buf))
+}

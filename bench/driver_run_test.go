@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestParseHold(t *testing.T) {
+	h, err := parseHold("hold curator-12 100 250 300")
+	if err != nil || h != (driverHold{contender: 12, requested: 100, acquired: 250, released: 300}) {
+		t.Errorf("parseHold: %+v, %v", h, err)
+	}
+	for _, bad := range []string{"hold kazoo-1 250 300", "hold kazoo-x 1 2 3", "hold kazoo-1 1 b 3", "done"} {
+		if _, err := parseHold(bad); err == nil {
+			t.Errorf("parseHold(%q) took it", bad)
+		}
+	}
+}
+
+func TestFillFromDriver(t *testing.T) {
+	ms := int64(time.Millisecond)
+	start := 1_000 * ms
+	// Contender 1 asks at once and waits for 0's release; contender 0
+	// comes back after its idle time, when the lock is free again: one
+	// handoff only.
+	holds := []driverHold{
+		{1, start, start + 5*ms, start + 6*ms},
+		{0, start, start + 2*ms, start + 3*ms},
+		{0, start + 20*ms, start + 22*ms, start + 23*ms},
+	}
+	var r Result
+	if err := fillFromDriver(&r, holds, start, start+25*ms); err != nil {
+		t.Fatal(err)
+	}
+	if r.Acquisitions != 3 || r.Elapsed != 25*time.Millisecond || r.Holds != 3 {
+		t.Errorf("counts: %+v", r)
+	}
+	if r.Acquire.Count != 3 || r.Acquire.P50 < 1990*time.Microsecond || r.Acquire.P50 > 2010*time.Microsecond {
+		t.Errorf("acquire %+v, want a p50 of 2ms", r.Acquire)
+	}
+	if r.Handoff.Count != 1 || r.Handoff.P50 < 1990*time.Microsecond || r.Handoff.P50 > 2010*time.Microsecond {
+		t.Errorf("handoff %+v, want one of 2ms", r.Handoff)
+	}
+	if len(r.PerRound) != 1 || r.PerRound[0].Acquisitions != 3 {
+		t.Errorf("per round: %+v", r.PerRound)
+	}
+	overlap := []driverHold{{0, start, start + ms, start + 5*ms}, {1, start, start + 2*ms, start + 6*ms}}
+	if err := fillFromDriver(&Result{}, overlap, start, start+7*ms); !errors.Is(err, ErrMutualExclusion) {
+		t.Errorf("overlapping holds: %v", err)
+	}
+}
