@@ -83,7 +83,9 @@ func curatorClasspath(t *testing.T) string {
 			curatorBuild.err = err
 			return
 		}
-		out, err := exec.Command("javac", "-d", dir, "-cp", cp, filepath.Join(root(t), "bench/peers/curator/LockDriver.java")).CombinedOutput()
+		// Every driver in the folder: the mutex's and the read-write lock's.
+		sources, _ := filepath.Glob(filepath.Join(root(t), "bench/peers/curator/*.java"))
+		out, err := exec.Command("javac", append([]string{"-d", dir, "-cp", cp}, sources...)...).CombinedOutput()
 		if err != nil {
 			curatorBuild.err = fmt.Errorf("javac: %v: %s", err, out)
 			return
