@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The recipes of reentrant and timeout are copies of sequential's on
+// The recipes of reentrant, timeout and rwlock are copies of sequential's on
 // purpose: each is read alone, and a diff against sequential/recipe.go
 // shows what the variant changes. Every change must be marked: a comment
 // block that starts "// <variant>:" marks itself and the one line after
@@ -15,7 +15,7 @@ import (
 // one recipe cannot silently miss the others.
 func TestRecipesDifferOnlyInMarkedLines(t *testing.T) {
 	base := recipeLines(t, "sequential/recipe.go")
-	for _, variant := range []string{"reentrant", "timeout"} {
+	for _, variant := range []string{"reentrant", "timeout", "rwlock"} {
 		t.Run(variant, func(t *testing.T) {
 			lines := recipeLines(t, variant+"/recipe.go")
 			kept, marked := unmarked(lines, variant)

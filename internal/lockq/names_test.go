@@ -3,6 +3,7 @@ package lockq
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -125,4 +126,29 @@ func TestGUIDOf(t *testing.T) {
 	assert.Empty(t, GUIDOf("0123__lock__0000000001"))
 	assert.Empty(t, GUIDOf("lock-0000000001"))
 	assert.Empty(t, GUIDOf("_c_nolocksep"))
+}
+
+// Only keeps the nodes that block a contender, in queue order, also when
+// the counter wraps between them: the wait of a read-write lock's reader.
+func TestLineOnlyAcrossTheCounterWrap(t *testing.T) {
+	isWriter := func(name string) bool { return strings.Contains(name, "-w-") }
+	kids := []string{
+		fmt.Sprintf("_c_a-w-%010d", int32(math.MaxInt32-1)),
+		fmt.Sprintf("_c_b-r-%010d", int32(math.MaxInt32)),
+		fmt.Sprintf("_c_c-w-%010d", int32(math.MinInt32)),
+		fmt.Sprintf("_c_d-r-%010d", int32(math.MinInt32+1)),
+	}
+	l := Line{dir: "/l", ahead: Sort(kids)[:3]} // as seen from the last node
+	l.Ahead, l.Head, l.Pred = 3, "/l/"+kids[0], "/l/"+kids[2]
+
+	w := l.Only(isWriter)
+	assert.Equal(t, 2, w.Ahead, "writers ahead")
+	assert.Equal(t, "/l/"+kids[0], w.Head, "the first writer, before the wrap")
+	assert.Equal(t, "/l/"+kids[2], w.Pred, "the closest writer, after the wrap")
+	assert.False(t, w.Second())
+
+	none := l.Only(func(string) bool { return false })
+	assert.True(t, none.First(), "nothing that blocks: as good as first")
+	assert.Empty(t, none.Pred)
+	assert.Equal(t, l, l.Only(nil), "nil keeps every node")
 }
