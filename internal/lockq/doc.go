@@ -10,8 +10,9 @@
 //   - queue: the children of the lock path whose names end in a sequence
 //     number, in sequence order (names.go). Ours, Curator's, kazoo's and
 //     go-zookeeper's nodes all count.
-//   - node: our child in the queue, named _c_<guid>-lock-<seq>; Node is
-//     its handle, from the create to the release.
+//   - node: our child in the queue, named _c_<guid>-lock-<seq> (the read-
+//     write lock's: -__READ__ or -__WRIT__ for -lock-); Node is its
+//     handle, from the create to the release.
 //   - join: create our node (Queue.Join). A create whose answer is lost
 //     has an unknown outcome: the GUID finds the node once the client is
 //     back, and only a node of the client's current session is taken.
@@ -20,6 +21,8 @@
 //     abandon sweeps them.
 //   - line: one listing of the queue as seen from our node (Queue.Line):
 //     the head (first: the holder), our predecessor (just ahead of us).
+//     Line.Only narrows it to the nodes a contender waits for (a reader:
+//     the writers).
 //   - wait: watch the predecessor only, until it is gone (Queue.AwaitGone).
 //   - release: delete our node after a hold (Queue.Release).
 //   - abandon: undo a failed acquisition: our node and its twins
