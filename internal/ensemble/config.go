@@ -46,6 +46,11 @@ type Config struct {
 	// BaseDir is where the ensemble's temporary directory is created;
 	// default os.TempDir().
 	BaseDir string
+	// ProxiedLinks routes every connection between two members through a
+	// proxy in this process, so that Partition, Heal and SlowLink can cut
+	// and slow the links between members (see links.go). The ensemble
+	// then lives only as long as this process.
+	ProxiedLinks bool
 	// StartTimeout bounds Start (when its context has no earlier deadline)
 	// and Restart; default 60s.
 	StartTimeout time.Duration
@@ -105,7 +110,11 @@ func (c Config) zooCfg(m *member, all []*member) string {
 	b.WriteString("4lw.commands.whitelist=*\n")
 	b.WriteString("admin.enableServer=false\n")
 	for _, o := range all {
-		fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", o.id, o.quorumPort, o.electionPort)
+		quorum, election := o.quorumPort, o.electionPort
+		if via, ok := m.via[o.id]; ok {
+			quorum, election = via[0], via[1] // the proxies of the way m→o
+		}
+		fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", o.id, quorum, election)
 	}
 	return b.String()
 }

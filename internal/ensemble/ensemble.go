@@ -31,6 +31,7 @@ type Ensemble struct {
 	dir     string
 	version string
 	members []*member // fixed after Start; member.proc guarded by mu
+	links   *links    // with ProxiedLinks, else nil
 
 	mu     sync.Mutex
 	closed bool
@@ -91,6 +92,12 @@ func start(ctx context.Context, cfg Config, inst installation) (*Ensemble, error
 			quorumPort:   ports[3*i+1],
 			electionPort: ports[3*i+2],
 		})
+	}
+	if cfg.ProxiedLinks {
+		if e.links, err = newLinks(e.members); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 	}
 	err = e.launchAndWait(ctx, e.members, true)
 	if err != nil {
@@ -370,6 +377,9 @@ func (e *Ensemble) Close() error {
 	var errs []error
 	for _, m := range e.members {
 		errs = append(errs, m.signal(syscall.SIGKILL, 10*time.Second))
+	}
+	if e.links != nil {
+		e.links.close()
 	}
 	if err := os.RemoveAll(e.dir); err != nil {
 		errs = append(errs, fmt.Errorf("ensemble: %w", err))

@@ -19,7 +19,11 @@ type member struct {
 	id                                   int // ZooKeeper's myid, index+1
 	dir                                  string
 	clientPort, quorumPort, electionPort int
-	proc                                 *process
+	// via holds, with ProxiedLinks, the ports by which this member reaches
+	// each other member (by id): the proxies of its quorum and election
+	// ports.
+	via  map[int][2]int
+	proc *process
 }
 
 // process is one run of a member's JVM.

@@ -1,0 +1,223 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+)
+
+// ErrNoLinks is returned by Partition, Heal and SlowLink on an ensemble
+// started without Config.ProxiedLinks.
+var ErrNoLinks = errors.New("ensemble: member links are not proxied (Config.ProxiedLinks)")
+
+// Member links. With Config.ProxiedLinks every connection from one member
+// to another goes through a TCP proxy in this process (toxiproxy, used as
+// a library): member i's zoo.cfg names member j by the address of the
+// proxy for the way i→j, one for j's quorum port and one for its election
+// port. Cutting a way closes its connections and refuses new ones, as a
+// partition would; a latency toxic slows it. A proxy, and not a network
+// namespace per member, because it needs no root, and because this kernel
+// has no netem qdisc: latency needs the proxy either way.
+//
+// Which way carries a pair's traffic depends on who dialled (a follower
+// dials its leader; for elections the member with the larger id keeps the
+// connection it dialled), so Partition and SlowLink act on both ways of a
+// pair.
+
+// way is the road from one member to another: a proxy in front of each
+// of the destination's two peer ports.
+type way struct {
+	quorum, election *toxiproxy.Proxy
+}
+
+func (w *way) proxies() []*toxiproxy.Proxy { return []*toxiproxy.Proxy{w.quorum, w.election} }
+
+// links are the ways between every ordered pair of members.
+type links struct {
+	server *toxiproxy.ApiServer
+	mu     sync.Mutex
+	ways   map[[2]int]*way // [from, to], member indices
+}
+
+// newLinks starts the proxies of every way between ms, on fresh ports, and
+// tells each member which ports reach the others.
+func newLinks(ms []*member) (*links, error) {
+	n := len(ms)
+	ports, err := freePorts(2 * n * (n - 1))
+	if err != nil {
+		return nil, err
+	}
+	l := &links{
+		server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
+		ways:   map[[2]int]*way{},
+	}
+	for i, from := range ms {
+		from.via = map[int][2]int{}
+		for j, to := range ms {
+			if i == j {
+				continue
+			}
+			q, e := ports[0], ports[1]
+			ports = ports[2:]
+			w := &way{
+				quorum:   l.proxy(fmt.Sprintf("%d-%d-quorum", from.id, to.id), q, to.quorumPort),
+				election: l.proxy(fmt.Sprintf("%d-%d-election", from.id, to.id), e, to.electionPort),
+			}
+			for _, p := range w.proxies() {
+				if err := p.Start(); err != nil {
+					l.close()
+					return nil, fmt.Errorf("ensemble: proxy %s: %w", p.Name, err)
+				}
+			}
+			l.ways[[2]int{i, j}] = w
+			from.via[to.id] = [2]int{q, e}
+		}
+	}
+	return l, nil
+}
+
+func (l *links) proxy(name string, listen, upstream int) *toxiproxy.Proxy {
+	return toxiproxy.NewProxy(l.server, name, fmt.Sprintf("127.0.0.1:%d", listen), fmt.Sprintf("127.0.0.1:%d", upstream))
+}
+
+func (l *links) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range l.ways {
+		for _, p := range w.proxies() {
+			p.Stop()
+		}
+	}
+}
+
+// Partition splits the ensemble into groups of member indices (0-based,
+// as for Kill): members of one group reach each other, members of
+// different groups do not, and a member in no group reaches nobody. It
+// replaces any earlier partition; SlowLink's delays stay. Clients keep
+// reaching every member that runs: cut a client off with its own dialer.
+func (e *Ensemble) Partition(groups ...[]int) error {
+	l, err := e.linksOrErr()
+	if err != nil {
+		return err
+	}
+	group := map[int]int{}
+	for g, members := range groups {
+		for _, i := range members {
+			if i < 0 || i >= len(e.members) {
+				return fmt.Errorf("ensemble: no member %d", i)
+			}
+			if _, dup := group[i]; dup {
+				return fmt.Errorf("ensemble: member %d is in two groups", i)
+			}
+			group[i] = g
+		}
+	}
+	together := func(i, j int) bool {
+		gi, oki := group[i]
+		gj, okj := group[j]
+		return oki && okj && gi == gj
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for pair, w := range l.ways {
+		if err := setOpen(w, together(pair[0], pair[1])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Heal undoes Partition and every SlowLink.
+func (e *Ensemble) Heal() error {
+	l, err := e.linksOrErr()
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range l.ways {
+		if err := setOpen(w, true); err != nil {
+			return err
+		}
+		for _, p := range w.proxies() {
+			p.Toxics.ResetToxics(context.Background())
+		}
+	}
+	return nil
+}
+
+// SlowLink delays every message between members i and j by d, each way
+// (a round trip between them takes 2d longer); d = 0 removes the delay.
+func (e *Ensemble) SlowLink(i, j int, d time.Duration) error {
+	l, err := e.linksOrErr()
+	if err != nil {
+		return err
+	}
+	if i == j || i < 0 || j < 0 || i >= len(e.members) || j >= len(e.members) {
+		return fmt.Errorf("ensemble: no link between members %d and %d", i, j)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, pair := range [][2]int{{i, j}, {j, i}} {
+		for _, p := range l.ways[pair].proxies() {
+			if err := setLatency(p, d); err != nil {
+				return fmt.Errorf("ensemble: slow link %d-%d: %w", i, j, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Ensemble) linksOrErr() (*links, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.closed:
+		return nil, ErrClosed
+	case e.links == nil:
+		return nil, ErrNoLinks
+	}
+	return e.links, nil
+}
+
+// setOpen starts or stops a way's proxies. A stopped proxy has closed its
+// connections and refuses new ones.
+func setOpen(w *way, open bool) error {
+	for _, p := range w.proxies() {
+		switch {
+		case open && !p.Enabled:
+			if err := p.Start(); err != nil {
+				return fmt.Errorf("ensemble: reopen %s: %w", p.Name, err)
+			}
+		case !open && p.Enabled:
+			p.Stop()
+		}
+	}
+	return nil
+}
+
+// setLatency replaces p's latency toxics, one per direction, by d.
+func setLatency(p *toxiproxy.Proxy, d time.Duration) error {
+	for _, stream := range []string{"upstream", "downstream"} {
+		name := "latency-" + stream
+		if p.Toxics.GetToxic(name) != nil {
+			if err := p.Toxics.RemoveToxic(context.Background(), name); err != nil {
+				return err
+			}
+		}
+		if d <= 0 {
+			continue
+		}
+		spec := fmt.Sprintf(`{"name":%q,"type":"latency","stream":%q,"attributes":{"latency":%d}}`, name, stream, d.Milliseconds())
+		if _, err := p.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package ensemble
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLinksNeedProxiedLinks(t *testing.T) {
+	e := &Ensemble{}
+	assert.ErrorIs(t, e.Partition([]int{0}), ErrNoLinks)
+	assert.ErrorIs(t, e.Heal(), ErrNoLinks)
+	assert.ErrorIs(t, e.SlowLink(0, 1, time.Millisecond), ErrNoLinks)
+}
+
+// waitModes polls srvr until every member in want reports its mode
+// ("leader", "follower", or "" for not serving).
+func waitModes(t *testing.T, e *Ensemble, want map[int]string, within time.Duration) {
+	t.Helper()
+	mode := func(i int) string {
+		st, err := ServerStatus(e.members[i].addr())
+		if err != nil {
+			return ""
+		}
+		return st.Mode
+	}
+	deadline := time.Now().Add(within)
+	for {
+		got := map[int]string{}
+		for i := range want {
+			got[i] = mode(i)
+		}
+		if fmt.Sprint(got) == fmt.Sprint(want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("members' modes after %v: %v, want %v", within, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A leader cut off from both followers stops serving; the followers elect
+// one of them and go on taking writes; healed, the old leader follows.
+// Then a slowed link between the new leader and the other follower makes
+// every write wait for it.
+func TestPartitionHealAndSlowLink(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ProxiedLinks = true
+	e := startForTest(t, cfg)
+	old, err := e.Leader()
+	require.NoError(t, err)
+	var rest []int
+	for i := range e.Size() {
+		if i != old {
+			rest = append(rest, i)
+		}
+	}
+
+	require.Error(t, e.Partition([]int{0}, []int{0, 1}), "a member in two groups")
+	require.Error(t, e.Partition([]int{7}), "no such member")
+	require.NoError(t, e.Partition([]int{old}, rest))
+	waitModes(t, e, map[int]string{old: ""}, 30*time.Second)
+	var leader int
+	require.Eventually(t, func() bool {
+		for _, i := range rest {
+			if st, err := ServerStatus(e.members[i].addr()); err == nil && st.Mode == "leader" {
+				leader = i
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 50*time.Millisecond, "the majority elects a leader")
+	follower := rest[0]
+	if follower == leader {
+		follower = rest[1]
+	}
+	conn := connect(t, e.members[follower].addr())
+	_, err = conn.Create("/written-during-the-partition", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "a write on the majority side")
+
+	require.NoError(t, e.Heal())
+	waitModes(t, e, map[int]string{old: "follower", leader: "leader", follower: "follower"}, 30*time.Second)
+	back := connect(t, e.members[old].addr())
+	_, err = back.Sync("/")
+	require.NoError(t, err)
+	ok, _, err := back.Exists("/written-during-the-partition")
+	require.NoError(t, err)
+	assert.True(t, ok, "the old leader has the majority's write after the heal")
+
+	// A write needs the leader and one follower: slow both followers'
+	// links to the leader, and no write can be quicker than one slowed
+	// round trip.
+	const d = 100 * time.Millisecond
+	for _, i := range []int{old, follower} {
+		require.NoError(t, e.SlowLink(leader, i, d))
+	}
+	start := time.Now()
+	_, err = conn.Create("/written-over-slow-links", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 2*d, "a quorum write over links slowed by %v each way", d)
+	require.NoError(t, e.Heal())
+	assert.True(t, slices.Contains(rest, leader))
+}
