@@ -221,3 +221,30 @@ func setLatency(p *toxiproxy.Proxy, d time.Duration) error {
 	}
 	return nil
 }
+
+// SlowProxy is a TCP proxy in this process in front of one address, whose
+// messages it delays by a latency that can be changed at any time: a slow
+// link between one client and one member, for a client that dials
+// Addr instead of the member.
+type SlowProxy struct {
+	p *toxiproxy.Proxy
+}
+
+// NewSlowProxy starts a proxy in front of upstream, without delay.
+func NewSlowProxy(upstream string) (*SlowProxy, error) {
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	p := toxiproxy.NewProxy(server, "slow-"+upstream, "127.0.0.1:0", upstream)
+	if err := p.Start(); err != nil {
+		return nil, fmt.Errorf("ensemble: proxy in front of %s: %w", upstream, err)
+	}
+	return &SlowProxy{p: p}, nil
+}
+
+// Addr is the address to dial instead of the upstream.
+func (s *SlowProxy) Addr() string { return s.p.Listen }
+
+// SetLatency delays every message by d, each way; 0 removes the delay.
+func (s *SlowProxy) SetLatency(d time.Duration) error { return setLatency(s.p, d) }
+
+// Close stops the proxy and closes its connections.
+func (s *SlowProxy) Close() { s.p.Stop() }

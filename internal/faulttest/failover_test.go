@@ -20,17 +20,23 @@ type workload struct {
 	path    string
 	clients []*client
 	cy      *cycler
+	servers []string // the ensemble the clients use; nil: the test ensemble
 }
 
 // startWorkloads starts n contenders per variant, each variant on a path
-// of its own, all recording on tp.
-func startWorkloads(t *testing.T, tp *tape, n int, hold time.Duration) []*workload {
+// of its own, all recording on tp, on the servers given (nil: the test
+// ensemble).
+func startWorkloads(t *testing.T, tp *tape, n int, hold time.Duration, servers ...string) []*workload {
 	t.Helper()
 	var ws []*workload
 	for _, v := range variants {
-		w := &workload{v: v, path: zktest.LockPath(t)}
+		w := &workload{v: v, path: zktest.LockPath(t), servers: servers}
+		var opts []clientOpt
+		if servers != nil {
+			opts = append(opts, withServers(servers...))
+		}
 		for i := range n {
-			w.clients = append(w.clients, newClient(t, tp, v, w.path, fmt.Sprintf("%s-%02d", v.name, i)))
+			w.clients = append(w.clients, newClient(t, tp, v, w.path, fmt.Sprintf("%s-%02d", v.name, i), opts...))
 		}
 		ws = append(ws, w)
 	}
@@ -88,7 +94,11 @@ func waitAll(t *testing.T, ws []*workload, at, within time.Duration) {
 // logs its report line.
 func finish(t *testing.T, tp *tape, ws []*workload, fault string, recovered map[string]time.Duration, extra func(w *workload) []string) {
 	t.Helper()
-	admin := zktest.Connect(t)
+	var copts []zktest.ConnOption
+	if len(ws) > 0 && ws[0].servers != nil {
+		copts = append(copts, zktest.WithServers(ws[0].servers))
+	}
+	admin := zktest.Connect(t, copts...)
 	for _, w := range ws {
 		w.cy.stop()
 	}

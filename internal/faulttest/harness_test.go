@@ -134,10 +134,11 @@ type client struct {
 }
 
 type clientConfig struct {
-	st     time.Duration
-	cutter bool
-	dialer zk.Dialer
-	acl    []zk.ACL
+	st      time.Duration
+	cutter  bool
+	dialer  zk.Dialer
+	acl     []zk.ACL
+	servers []string
 }
 
 type clientOpt func(*clientConfig)
@@ -146,6 +147,10 @@ func withTimeout(d time.Duration) clientOpt { return func(c *clientConfig) { c.s
 func withCutter() clientOpt                 { return func(c *clientConfig) { c.cutter = true } }
 func withDialer(d zk.Dialer) clientOpt      { return func(c *clientConfig) { c.dialer = d } }
 func withACL(acl []zk.ACL) clientOpt        { return func(c *clientConfig) { c.acl = acl } }
+
+// withServers connects to these members only (default: the test
+// ensemble's).
+func withServers(s ...string) clientOpt { return func(c *clientConfig) { c.servers = s } }
 
 // newClient opens a session and makes a lock of variant v on path with it.
 func newClient(t testing.TB, tp *tape, v *variant, path, name string, opts ...clientOpt) *client {
@@ -165,6 +170,9 @@ func newClient(t testing.TB, tp *tape, v *variant, path, name string, opts ...cl
 		copts = append(copts, zktest.WithDialer(c.cut.Dialer()))
 	case cfg.dialer != nil:
 		copts = append(copts, zktest.WithDialer(cfg.dialer))
+	}
+	if cfg.servers != nil {
+		copts = append(copts, zktest.WithServers(cfg.servers))
 	}
 	c.conn = zktest.Connect(t, copts...)
 	c.sid = c.conn.SessionID()
@@ -508,6 +516,15 @@ func testCtx(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// forEachVariantInTurn runs fn as a subtest per variant, one after
+// another.
+func forEachVariantInTurn(t *testing.T, fn func(t *testing.T, v *variant)) {
+	t.Helper()
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) { fn(t, v) })
+	}
 }
 
 // forEachVariant runs fn as a subtest per variant, all at once. The

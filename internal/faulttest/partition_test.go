@@ -130,23 +130,48 @@ func TestCutHolder(t *testing.T) {
 		{"closed", (*zktest.Cutter).Cut},
 		{"silent", (*zktest.Cutter).Silence},
 	} {
-		t.Run(cut.name, func(t *testing.T) { testCutHolder(t, cut.name, cut.do) })
+		t.Run(cut.name, func(t *testing.T) {
+			testCutHolder(t, "cut-holder-"+cut.name, false, func(t *testing.T) isolation {
+				return isolation{
+					holder: []clientOpt{withTimeout(expiryTimeout), withCutter()},
+					admin:  zktest.Connect(t),
+					cut:    func(t *testing.T, h *client) { cut.do(h.cut) },
+					heal:   func(t *testing.T, h *client) { h.cut.Heal() },
+				}
+			})
+		})
 	}
 }
 
-func testCutHolder(t *testing.T, mode string, cutOff func(*zktest.Cutter)) {
-	forEachVariant(t, func(t *testing.T, v *variant) {
+// isolation is how a test separates a holder from the servers that can
+// still make decisions, and how it ends that.
+type isolation struct {
+	holder, waiter []clientOpt // how the holder and the waiter connect
+	admin          *zk.Conn    // a session on the waiter's side
+	cut, heal      func(t *testing.T, h *client)
+}
+
+// testCutHolder runs the cut-holder checks for every variant, all at once
+// when each has a fault of its own, in turn when the fault acts on the
+// whole ensemble (shared).
+func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testing.T) isolation) {
+	run := forEachVariant
+	if shared {
+		run = forEachVariantInTurn
+	}
+	run(t, func(t *testing.T, v *variant) {
 		ctx := testCtx(t, 60*time.Second)
 		tp := newTape()
 		path := zktest.LockPath(t)
-		admin := zktest.Connect(t)
+		is := setup(t)
+		admin := is.admin
 		store, err := fence.Create(filepath.Join(t.TempDir(), "store.json"), fence.Fenced)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := newClient(t, tp, v, path, "holder", withTimeout(expiryTimeout), withCutter())
+		h := newClient(t, tp, v, path, "holder", is.holder...)
 		probe := zktest.NewSessionProbe(t, h.conn)
-		w := newClient(t, tp, v, path, "waiter")
+		w := newClient(t, tp, v, path, "waiter", is.waiter...)
 
 		if err := h.l.Lock(h.ctx(ctx)); err != nil {
 			t.Fatalf("holder: Lock: %v", err)
@@ -167,7 +192,7 @@ func testCutHolder(t *testing.T, mode string, cutOff func(*zktest.Cutter)) {
 			t.Fatal(err)
 		}
 		cutAt := tp.now()
-		cutOff(h.cut)
+		is.cut(t, h)
 
 		r := locktest.AwaitLock(t, wres, 2*h.st+10*time.Second, "waiter")
 		if r.Err != nil {
@@ -204,8 +229,8 @@ func testCutHolder(t *testing.T, mode string, cutOff func(*zktest.Cutter)) {
 		// Heal once the servers have expired the holder's session (a leased
 		// holder can lose the lock earlier, by eviction).
 		probe.WaitExpired(t, admin, 2*h.st+10*time.Second)
-		h.cut.Heal()
-		waitSessionEnded(t, h, sidH, 10*time.Second)
+		is.heal(t, h)
+		waitSessionEnded(t, h, sidH, 20*time.Second)
 		if !locktest.IsClosed(h.l.Done()) {
 			t.Error("holder: Done open after it reconnected with a new session")
 		}
@@ -230,7 +255,7 @@ func testCutHolder(t *testing.T, mode string, cutOff func(*zktest.Cutter)) {
 		}
 		holds, double, belief := checkHistory(t, tp, v, path)
 		left := nodesLeft(t, admin, v, path, h.st+2*time.Second)
-		report{fault: "cut-holder-" + mode, variant: v.name, holds: holds, double: double, left: left,
+		report{fault: fault, variant: v.name, holds: holds, double: double, left: left,
 			recover: wEnter - cutAt, belief: belief, extra: []string{
 				"done_after_cut=" + (hDone - cutAt).Round(time.Millisecond).String(),
 				// > 0: the new holder had the lock while the old one still believed it did.

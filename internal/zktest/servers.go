@@ -85,13 +85,18 @@ func Ensemble(t testing.TB) *ensemble.Ensemble {
 // lock paths (containers, swept once a minute, tens at a time). Connect to
 // it with WithServers(e.Servers()). It skips the test under -short and
 // when ZK_SERVERS is set, like Ensemble, and costs the few seconds of a
-// start.
-func PrivateEnsemble(t testing.TB) *ensemble.Ensemble {
+// start. Each configure changes the default configuration first (say, to
+// proxy the links between members: ensemble.Config.ProxiedLinks).
+func PrivateEnsemble(t testing.TB, configure ...func(*ensemble.Config)) *ensemble.Ensemble {
 	t.Helper()
 	skipUnlessLocal(t, "needs a local ensemble of its own, with no other traffic")
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	e, err := ensemble.Start(ctx, ensemble.DefaultConfig())
+	cfg := ensemble.DefaultConfig()
+	for _, c := range configure {
+		c(&cfg)
+	}
+	e, err := ensemble.Start(ctx, cfg)
 	switch {
 	case errors.Is(err, ensemble.ErrNoZooKeeper):
 		t.Fatal(err.Error())

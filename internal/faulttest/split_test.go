@@ -1,0 +1,269 @@
+package faulttest
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/ensemble"
+	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// Faults between the servers themselves: member links cut and slowed
+// through the proxies of ensemble.Config.ProxiedLinks, on an ensemble of
+// the test's own.
+
+// proxiedEnsemble starts a private ensemble whose member links can be
+// cut and slowed.
+func proxiedEnsemble(t *testing.T) *ensemble.Ensemble {
+	t.Helper()
+	return zktest.PrivateEnsemble(t, func(c *ensemble.Config) { c.ProxiedLinks = true })
+}
+
+// leaderAndRest returns the leader's index and the others', once the
+// ensemble serves.
+func leaderAndRest(t *testing.T, e *ensemble.Ensemble) (int, []int) {
+	t.Helper()
+	if err := e.WaitServing(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	leader, err := e.Leader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rest []int
+	for i := range e.Size() {
+		if i != leader {
+			rest = append(rest, i)
+		}
+	}
+	return leader, rest
+}
+
+func addrs(e *ensemble.Ensemble, members []int) []string {
+	var out []string
+	for _, i := range members {
+		out = append(out, e.Servers()[i])
+	}
+	return out
+}
+
+// heal ends every link fault and waits until all members serve again.
+func heal(t *testing.T, e *ensemble.Ensemble) {
+	t.Helper()
+	if err := e.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitServing(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The notes' split brain (001 §8.1), for real: the holder's client can
+// reach only the leader, and the leader is cut off from both followers.
+// The followers elect a new leader; the holder's session expires there;
+// the waiter, on the majority's side, takes the lock. The holder's Done
+// must close before that, its late write must be refused by the fenced
+// store, and once healed nothing may be left (testCutHolder's checks).
+func TestIsolatedLeaderWithItsHolder(t *testing.T) {
+	e := proxiedEnsemble(t)
+	testCutHolder(t, "isolated-leader-with-holder", true, func(t *testing.T) isolation {
+		leader, rest := leaderAndRest(t, e)
+		majority := addrs(e, rest)
+		return isolation{
+			holder: []clientOpt{withTimeout(expiryTimeout), withServers(e.Servers()[leader])},
+			waiter: []clientOpt{withServers(majority...)},
+			admin:  zktest.Connect(t, zktest.WithServers(majority)),
+			cut: func(t *testing.T, _ *client) {
+				if err := e.Partition([]int{leader}, rest); err != nil {
+					t.Fatal(err)
+				}
+			},
+			heal: func(t *testing.T, _ *client) { heal(t, e) },
+		}
+	})
+}
+
+// A member cut off from the other two while contenders of every variant
+// cycle on the ensemble: a follower with clients attached (they move to
+// the others), and the leader with nobody attached (the followers elect
+// a new one). Sessions survive, nobody holds a lock twice, every variant
+// acquires again, and nothing is left behind.
+func TestIsolatedMember(t *testing.T) {
+	e := proxiedEnsemble(t)
+	for _, tc := range []struct {
+		name   string
+		leader bool
+	}{
+		{"follower-with-clients", false},
+		{"leader-alone", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leader, rest := leaderAndRest(t, e)
+			cut, servers := rest[0], e.Servers()
+			if tc.leader {
+				cut, servers = leader, addrs(e, rest)
+			}
+			tp := newTape()
+			ws := startWorkloads(t, tp, 4, 5*time.Millisecond, servers...)
+			recoverAfter(t, tp, ws, 0, 20*time.Second) // warm
+			at := tp.now()
+			others := slices.DeleteFunc([]int{0, 1, 2}, func(i int) bool { return i == cut })
+			if err := e.Partition([]int{cut}, others); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("member %d (leader %v) cut off from %v at %v", cut, cut == leader, others, at.Round(time.Millisecond))
+			after := recoverAfter(t, tp, ws, at+time.Second, 30*time.Second)
+			heal(t, e)
+			healed := tp.now()
+			waitAll(t, ws, healed, 30*time.Second)
+			finish(t, tp, ws, "isolated-"+tc.name, after, func(w *workload) []string {
+				return []string{fmt.Sprintf("contenders=%d unlock_errors=%d", len(w.clients), w.cy.unlockErrors())}
+			})
+		})
+	}
+}
+
+// Jepsen's partition nemesis: every second or two a random member is cut
+// off from the other two, or the ensemble is healed, while contenders of
+// every variant cycle on two paths each. No double holder, every variant
+// acquires after the last heal, nothing left.
+func TestRandomHalves(t *testing.T) {
+	e := proxiedEnsemble(t)
+	tp := newTape()
+	ws := startWorkloads(t, tp, 3, 5*time.Millisecond, e.Servers()...)
+	recoverAfter(t, tp, ws, 0, 20*time.Second)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 15))
+	cuts := 0
+	for end := time.Now().Add(12 * time.Second); time.Now().Before(end); {
+		if i := rng.IntN(4); i < 3 {
+			others := slices.DeleteFunc([]int{0, 1, 2}, func(j int) bool { return j == i })
+			if err := e.Partition([]int{i}, others); err != nil {
+				t.Fatal(err)
+			}
+			cuts++
+		} else if err := e.Heal(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second + time.Duration(rng.IntN(1000))*time.Millisecond)
+	}
+	heal(t, e)
+	healed := tp.now()
+	after := recoverAfter(t, tp, ws, healed, 30*time.Second)
+	waitAll(t, ws, healed, 30*time.Second)
+	finish(t, tp, ws, "random-halves", after, func(w *workload) []string {
+		return []string{fmt.Sprintf("cuts=%d contenders=%d unlock_errors=%d", cuts, len(w.clients), w.cy.unlockErrors())}
+	})
+}
+
+// A holder whose link to its member turns slow. go-zookeeper gives up a
+// connection that is silent for its read timeout (two thirds of the
+// session timeout) and pings every half of it, so a round trip longer than
+// half the read timeout is a silence of more than the read timeout right
+// after the link slows:
+//   - within (a round trip of 40% of the read timeout): the connection
+//     and the session stay up, and the cut-off rule must not give the
+//     hold up: for three session timeouts the holder keeps it (Done open)
+//     and the waiter, on a fast link, keeps waiting;
+//   - beyond (80%): the connection drops, and the holder can no longer
+//     tell its slow link from a cut one: it must give the hold up (Done
+//     closes) by the time the servers could expire its session, which is
+//     safe, though here they would not have.
+//
+// Either way, with the link fast again the holder releases (or learns of
+// its loss) and the waiter takes the lock.
+func TestSlowClientLink(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		share    int // of the read timeout, in percent, per round trip
+		wantHeld bool
+	}{
+		{"within", 40, true},
+		{"beyond", 80, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachVariant(t, func(t *testing.T, v *variant) { testSlowClientLink(t, v, tc.share, tc.wantHeld) })
+		})
+	}
+}
+
+func testSlowClientLink(t *testing.T, v *variant, share int, wantHeld bool) {
+	ctx := testCtx(t, 60*time.Second)
+	tp := newTape()
+	path := zktest.LockPath(t)
+	link, err := ensemble.NewSlowProxy(zktest.Servers(t)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(link.Close)
+	h := newClient(t, tp, v, path, "holder", withServers(link.Addr()))
+	w := newClient(t, tp, v, path, "waiter")
+	if err := h.l.Lock(h.ctx(ctx)); err != nil {
+		t.Fatalf("holder: Lock: %v", err)
+	}
+	hh := tp.enter(h)
+	wres := lockAsync(ctx, w)
+	waitQueued(t, zktest.Connect(t), w)
+
+	readTimeout := 2 * h.st / 3
+	oneWay := readTimeout * time.Duration(share) / 200
+	slowAt := tp.now()
+	if err := link.SetLatency(oneWay); err != nil {
+		t.Fatal(err)
+	}
+	var doneAt time.Duration
+	select {
+	case <-h.l.Done():
+		doneAt = tp.now()
+		if wantHeld {
+			t.Fatalf("holder: Done closed %v into the slow link (round trip %v, session %v)", doneAt-slowAt, 2*oneWay, h.st)
+		}
+		// The servers heard the holder's requests until the link slowed
+		// at least, so they can not expire its session sooner.
+		if doneAt-slowAt > h.st {
+			t.Errorf("holder: Done closed %v into the slow link, after the servers could have expired its session (%v)", doneAt-slowAt, h.st)
+		}
+	case r := <-wres:
+		t.Fatalf("waiter: Lock returned (%v) while the holder, slow but alive, held the lock", r.Err)
+	case <-time.After(3 * h.st):
+		if !wantHeld {
+			t.Fatalf("holder: Done open %v into a link too slow for its connection (round trip %v, session %v)", 3*h.st, 2*oneWay, h.st)
+		}
+	}
+	if err := link.SetLatency(0); err != nil {
+		t.Fatal(err)
+	}
+	if wantHeld {
+		tp.leave(hh, stillHeld)
+	} else {
+		tp.leave(hh, doneAt)
+	}
+	uerr := h.l.Unlock(h.ctx(ctx))
+	switch {
+	case wantHeld && uerr != nil:
+		t.Errorf("holder: Unlock after the slow spell: %v", uerr)
+	case !wantHeld && !errors.Is(uerr, v.errs.Lost):
+		t.Errorf("holder: Unlock after giving the hold up: %v; want %v", uerr, v.errs.Lost)
+	}
+	r := locktest.AwaitLock(t, wres, 2*h.st+10*time.Second, "waiter")
+	if r.Err != nil {
+		t.Fatalf("waiter: Lock: %v", r.Err)
+	}
+	wh := tp.enterAt(w, tp.at(r.At))
+	tp.leave(wh, stillHeld)
+	if err := w.l.Unlock(w.ctx(ctx)); err != nil {
+		t.Errorf("waiter: Unlock: %v", err)
+	}
+	holds, double, belief := checkHistory(t, tp, v, path)
+	left := nodesLeft(t, zktest.Connect(t), v, path, h.st+2*time.Second)
+	extra := []string{"round_trip=" + (2 * oneWay).String(), "session=" + h.st.String()}
+	if !wantHeld {
+		extra = append(extra, "done_after_slow="+(doneAt-slowAt).Round(time.Millisecond).String())
+	}
+	report{fault: fmt.Sprintf("slow-client-link-%d%%", share), variant: v.name, holds: holds, double: double,
+		left: left, belief: belief, extra: extra}.log(t)
+}
