@@ -47,13 +47,14 @@ func parseHold(line string) (driverHold, error) {
 // driverProc is a running driver, its stdout read line by line.
 type driverProc struct {
 	cmd    *exec.Cmd
+	cancel context.CancelFunc // of the command's context: kills it
 	stdin  io.WriteCloser
 	lines  chan string
 	stderr *tailBuffer
 }
 
-func startDriver(cmd *exec.Cmd) (*driverProc, error) {
-	p := &driverProc{cmd: cmd, lines: make(chan string, 256), stderr: &tailBuffer{}}
+func startDriver(cmd *exec.Cmd, cancel context.CancelFunc) (*driverProc, error) {
+	p := &driverProc{cmd: cmd, cancel: cancel, lines: make(chan string, 256), stderr: &tailBuffer{}}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -102,6 +103,7 @@ func (p *driverProc) next(ctx context.Context) (string, error) {
 // stop closes the driver's stdin (it closes its sessions and ends) and
 // waits for it, killing it if it has not ended within a session timeout.
 func (p *driverProc) stop() error {
+	defer p.cancel()
 	p.stdin.Close()
 	done := make(chan error, 1)
 	go func() {
@@ -113,15 +115,67 @@ func (p *driverProc) stop() error {
 	case err := <-done:
 		return err
 	case <-time.After(SessionTimeout):
-		_ = p.cmd.Process.Kill()
+		p.cancel()
 		return fmt.Errorf("driver did not end; killed (%v)", <-done)
 	}
 }
 
+// kill ends the driver at once (its sessions then expire) and reaps it.
+func (p *driverProc) kill() {
+	p.cancel()
+	_ = p.stop()
+}
+
+// DriverPool keeps each driven variant's process, and its sessions, alive
+// across the rounds at one N: a JVM starts cold (Curator runs several
+// times slower until its JIT has compiled the hot paths, which a
+// long-running program has long done), and its warm-up (Driver.Warmup)
+// is then paid once per N, not once per round. Between its rounds a
+// process's sessions only ping. Close ends them, closing their sessions
+// (a quorum write each): call it after the last round at an N, before the
+// servers' counters are read for anything else.
+type DriverPool struct {
+	mu    sync.Mutex
+	procs map[string]*driverProc
+}
+
+// NewDriverPool returns an empty pool.
+func NewDriverPool() *DriverPool { return &DriverPool{procs: map[string]*driverProc{}} }
+
+// Close ends every process of the pool and returns the first error.
+func (p *DriverPool) Close() error {
+	p.mu.Lock()
+	procs := p.procs
+	p.procs = map[string]*driverProc{}
+	p.mu.Unlock()
+	var first error
+	for _, d := range procs {
+		if err := d.stop(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (p *DriverPool) take(key string) *driverProc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.procs[key]
+	delete(p.procs, key)
+	return d
+}
+
+func (p *DriverPool) put(key string, d *driverProc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.procs[key] = d
+}
+
 // runDriver is Run for a variant with a Driver: the same directory and
 // lock path conventions, the servers' counters read around the
-// contention (after the driver's sessions are up, before they close), the
-// same mutual exclusion check; the latencies come from the driver's lines.
+// contention (while the driver's sessions are open), the same mutual
+// exclusion check; the latencies come from the driver's lines. With
+// cfg.Drivers the process outlives the round.
 func runDriver(ctx context.Context, cfg Config) (Result, error) {
 	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Idle: cfg.Idle, Rounds: 1, External: true}
 	if cfg.Floors != nil {
@@ -129,6 +183,9 @@ func runDriver(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if err := cfg.Variant.Driver.Available(); err != nil {
 		return res, err
+	}
+	fail := func(err error) (Result, error) {
+		return res, fmt.Errorf("bench: %s with %d contenders: %w", cfg.Variant.Name, cfg.Contenders, err)
 	}
 	admins, err := connectAll(ctx, cfg.Servers, 1)
 	if err != nil {
@@ -143,29 +200,26 @@ func runDriver(ctx context.Context, cfg Config) (Result, error) {
 	defer deleteTree(admin, dir)
 	lockPath := dir + "/lock"
 	if _, err := admin.Create(lockPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		return res, fmt.Errorf("bench: create %s: %w", lockPath, err)
+		return fail(fmt.Errorf("create %s: %w", lockPath, err))
 	}
-	fail := func(err error) (Result, error) {
-		return res, fmt.Errorf("bench: %s with %d contenders: %w", cfg.Variant.Name, cfg.Contenders, err)
+	key := fmt.Sprintf("%s/%d", cfg.Variant.Name, cfg.Contenders)
+	var d *driverProc
+	if cfg.Drivers != nil {
+		d = cfg.Drivers.take(key)
 	}
-	dctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cmd, err := cfg.Variant.Driver.Command(dctx, DriverArgs{Servers: cfg.Servers, Path: lockPath, Contenders: cfg.Contenders,
-		Acquisitions: cfg.Acquisitions, Duration: cfg.Duration, Hold: cfg.Hold, Idle: cfg.Idle})
+	if d == nil {
+		if d, err = launchDriver(ctx, cfg, lockPath); err != nil {
+			return fail(err)
+		}
+	}
+	holds, start, end, counts, err := driveRound(ctx, cfg, d, lockPath)
 	if err != nil {
+		d.kill()
 		return fail(err)
 	}
-	p, err := startDriver(cmd)
-	if err != nil {
-		return fail(err)
-	}
-	holds, start, end, counts, err := driveRound(ctx, cfg, p)
-	if err != nil {
-		cancel() // kills the driver
-		_ = p.stop()
-		return fail(err)
-	}
-	if err := p.stop(); err != nil {
+	if cfg.Drivers != nil {
+		cfg.Drivers.put(key, d)
+	} else if err := d.stop(); err != nil {
 		return fail(err)
 	}
 	res.Server = counts
@@ -179,15 +233,41 @@ func runDriver(ctx context.Context, cfg Config) (Result, error) {
 	return res, nil
 }
 
-// driveRound takes the driver from ready to finished, with the servers'
+// launchDriver starts the variant's driver, warming up on lockPath, and
+// waits until its sessions are up and it is warm ("ready"). A process of
+// a pool lives on its own context, not the round's, which ends with the
+// round.
+func launchDriver(ctx context.Context, cfg Config, lockPath string) (*driverProc, error) {
+	base := ctx
+	if cfg.Drivers != nil {
+		base = context.WithoutCancel(ctx)
+	}
+	pctx, cancel := context.WithCancel(base)
+	cmd, err := cfg.Variant.Driver.Command(pctx, DriverArgs{Servers: cfg.Servers, Path: lockPath, Contenders: cfg.Contenders,
+		Acquisitions: cfg.Acquisitions, Duration: cfg.Duration, Hold: cfg.Hold, Idle: cfg.Idle, Warmup: cfg.Variant.Driver.Warmup})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	d, err := startDriver(cmd, cancel)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if l, err := d.next(ctx); err != nil || l != "ready" {
+		d.kill()
+		if err == nil {
+			err = unexpected(l)
+		}
+		return nil, err
+	}
+	return d, nil
+}
+
+// driveRound runs one round on a ready driver, with the servers'
 // counters read on either side, and returns the holds it reported and its
 // start and end.
-func driveRound(ctx context.Context, cfg Config, p *driverProc) (holds []driverHold, start, end int64, counts ServerCounts, err error) {
-	if l, err := p.next(ctx); err != nil {
-		return nil, 0, 0, counts, err
-	} else if l != "ready" {
-		return nil, 0, 0, counts, unexpected(l)
-	}
+func driveRound(ctx context.Context, cfg Config, d *driverProc, lockPath string) (holds []driverHold, start, end int64, counts ServerCounts, err error) {
 	settle(ctx, cfg.Servers)
 	before, err := takeSnapshot(cfg.Servers)
 	if err != nil {
@@ -196,11 +276,11 @@ func driveRound(ctx context.Context, cfg Config, p *driverProc) (holds []driverH
 	if cfg.OnStart != nil {
 		cfg.OnStart()
 	}
-	if err := p.send("go"); err != nil {
+	if err := d.send("go " + lockPath); err != nil {
 		return nil, 0, 0, counts, err
 	}
 	for {
-		l, err := p.next(ctx)
+		l, err := d.next(ctx)
 		if err != nil {
 			return holds, 0, 0, counts, err
 		}

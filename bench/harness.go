@@ -55,6 +55,10 @@ type Config struct {
 	// contender starts and right after the last one ends (testing.B
 	// uses them to time only the contention phase).
 	OnStart, OnStop func()
+	// Drivers, when set, keeps a driven variant's process (Variant.Driver)
+	// alive across the rounds at one N; without it each run starts and
+	// ends one.
+	Drivers *DriverPool
 }
 
 // Result is what one run measured.

@@ -16,35 +16,54 @@ var figureFiles = []struct{ file, caption string }{
 	{"throughput.svg", "Acquisitions per second vs contenders"},
 }
 
-// Headline compares sequential with its floor and with the peer at n
+// Peers are the other libraries' locks the headline compares sequential
+// with, in the order it names them.
+var Peers = []string{"zk-peer", "curator", "kazoo"}
+
+// Headline compares sequential with its floor and with each peer at n
 // contenders. Missing runs give zero values.
 type Headline struct {
 	N int
 	// SeqHandoffFloor is sequential's handoff p50 over the
-	// delete-to-notification floor p50.
-	SeqHandoffFloor float64
-	// SeqVsPeerHandoff is sequential's handoff p50 over the peer's
-	// (below 1: sequential hands off faster).
-	SeqVsPeerHandoff float64
-	// SeqVsPeerThroughput is sequential's acquisitions/s over the peer's.
-	SeqVsPeerThroughput float64
-	Seq, Peer           Result
-	HaveSeq, HavePeer   bool
+	// delete-to-notification floor p50: the median of its rounds over the
+	// one floor measured before the runs with N contenders.
+	SeqHandoffFloor Estimate
+	Seq             Result
+	HaveSeq         bool
+	// Peers compares sequential with each peer of Peers that ran.
+	Peers []PeerComparison
+}
+
+// PeerComparison is sequential over one peer at one N, paired by round:
+// the median of the ratios of round i of sequential to round i of the
+// peer, with its interval.
+type PeerComparison struct {
+	Peer Result
+	// Throughput is above 1 when sequential takes more locks per second;
+	// HandoffP50 and AcquireP50 are below 1 when it is faster.
+	Throughput, HandoffP50, AcquireP50 Estimate
 }
 
 // Headline computes the comparison at n contenders.
 func (r *Report) Headline(n int) Headline {
 	h := Headline{N: n}
 	h.Seq, h.HaveSeq = r.Find("sequential", n)
-	h.Peer, h.HavePeer = r.Find("zk-peer", n)
-	if h.HaveSeq {
-		h.SeqHandoffFloor = h.Seq.HandoffFloorRatio()
+	if !h.HaveSeq {
+		return h
 	}
-	if h.HaveSeq && h.HavePeer {
-		h.SeqVsPeerHandoff = ratio(h.Seq.Handoff.P50, h.Peer.Handoff.P50)
-		if p := h.Peer.Throughput(); p > 0 {
-			h.SeqVsPeerThroughput = h.Seq.Throughput() / p
+	if f := h.Seq.Floors.Notify.P50; f > 0 {
+		h.SeqHandoffFloor = h.Seq.Estimate(FigHandoffP50).Scale(1 / millis(f))
+	}
+	for _, p := range Peers {
+		peer, ok := r.Find(p, n)
+		if !ok {
+			continue
 		}
+		c := PeerComparison{Peer: peer}
+		c.Throughput, _ = r.Compare("sequential", p, n, FigThroughput)
+		c.HandoffP50, _ = r.Compare("sequential", p, n, FigHandoffP50)
+		c.AcquireP50, _ = r.Compare("sequential", p, n, FigAcquireP50)
+		h.Peers = append(h.Peers, c)
 	}
 	return h
 }
@@ -54,19 +73,45 @@ func (h Headline) String() string {
 	if !h.HaveSeq {
 		return fmt.Sprintf("no sequential run with %d contenders", h.N)
 	}
-	s := fmt.Sprintf("N=%d: sequential handoff p50 %s ms = %s the delete-to-notification floor (target <= 1.10x)",
-		h.N, ms(h.Seq.Handoff.P50), ratioStr(h.SeqHandoffFloor))
-	if h.HavePeer {
-		s += fmt.Sprintf("; peer handoff p50 %s ms (sequential/peer %s); throughput sequential %.1f/s vs peer %.1f/s = %s (target >= 1.20x)",
-			ms(h.Peer.Handoff.P50), ratioStr(h.SeqVsPeerHandoff), h.Seq.Throughput(), h.Peer.Throughput(), ratioStr(h.SeqVsPeerThroughput))
+	s := fmt.Sprintf("N=%d: sequential's handoff p50 is %s ms, %s the delete-to-notification floor (target <= 1.10x)",
+		h.N, estStr(h.Seq.Estimate(FigHandoffP50)), ratioEst(h.SeqHandoffFloor, "(at the floor)"))
+	for _, c := range h.Peers {
+		how := "paired by round"
+		if !c.Throughput.HasInterval() {
+			how = "whole runs"
+		}
+		s += fmt.Sprintf(". Sequential over %s, %s: throughput %s, handoff p50 %s, acquire p50 %s",
+			c.Peer.Variant, how, ratioEst(c.Throughput, "(no difference)"), ratioEst(c.HandoffP50, "(no difference)"),
+			ratioEst(c.AcquireP50, "(no difference)"))
+	}
+	if peer, ok := h.peer("zk-peer"); ok {
 		split := func(r Result) string {
 			return fmt.Sprintf("%s / %s / %s ms", msOrMicro(r.HandoffRelease.P50), ms(r.HandoffServer.P50), msOrMicro(r.HandoffWake.P50))
 		}
-		s += fmt.Sprintf(". Handoff split release / server / wake p50: sequential %s, peer %s", split(h.Seq), split(h.Peer))
-		s += fmt.Sprintf("; packets the servers received per acquisition: sequential %.2f, peer %.2f",
-			h.Seq.PacketsPerAcquisition(), h.Peer.PacketsPerAcquisition())
+		s += fmt.Sprintf(". Handoff split release / server / wake p50 (whole run): sequential %s, zk-peer %s", split(h.Seq), split(peer))
 	}
-	return s
+	var pk []string
+	for _, r := range append([]Result{h.Seq}, h.peerResults()...) {
+		pk = append(pk, fmt.Sprintf("%s %.2f", r.Variant, r.PacketsPerAcquisition()))
+	}
+	return s + "; packets the servers received per acquisition: " + strings.Join(pk, ", ")
+}
+
+func (h Headline) peer(name string) (Result, bool) {
+	for _, c := range h.Peers {
+		if c.Peer.Variant == name {
+			return c.Peer, true
+		}
+	}
+	return Result{}, false
+}
+
+func (h Headline) peerResults() []Result {
+	var out []Result
+	for _, c := range h.Peers {
+		out = append(out, c.Peer)
+	}
+	return out
 }
 
 // WriteMarkdown writes docs/results/README.md: the run's configuration,
@@ -98,11 +143,19 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 		per = fmt.Sprintf("%d acquisitions per run", e.Acquisitions)
 	}
 	if e.Rounds > 1 {
-		per += fmt.Sprintf(" in %d rounds taken in turns by the variants (at each N: A B C ... A B C ...), merged", e.Rounds)
+		per += fmt.Sprintf(" in %d rounds taken in turns by the variants (at each N: A B C ... A B C ...)", e.Rounds)
+	}
+	if r.roundsKept() > 0 {
+		per += fmt.Sprintf("; acq/s and the latencies marked [95%% CI] are the median of the rounds with its %s, "+
+			"the other figures are over the merged rounds", r.intervalPhrase())
 	}
 	p("| runs | %s, critical section %v, idle between holds %v, re-entries per hold %d, timeout variant's lease %v, session timeout %v, one session per contender, round-robin over the members |\n",
 		per, e.Hold, e.Idle, e.Reentries, e.Lease, SessionTimeout)
+	if len(e.Skipped) > 0 {
+		p("| not run | %s |\n", strings.Join(e.Skipped, "; "))
+	}
 	p("\n## Headline\n\n%s.\n\n", r.Headline(headlineN))
+	r.writeComparisons(w)
 
 	p("## Figures\n\n")
 	for _, f := range figureFiles {
@@ -163,8 +216,16 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
   are opened before and closed after the counters are read, so their create/close proposals are not counted.
 - **notif/acq**: watch events that reached the contenders' sessions (client side, counted on the wire through
   go-zookeeper's event callback, the same way for every lock); it should equal the servers' watchers fired.
-- **req/acq**: requests the lock itself sent (its ` + "`Stats()`" + `; "-" for the peer, which keeps none).
+- **req/acq**: requests the lock itself sent (its ` + "`Stats()`" + `; "-" for go-zookeeper's Lock, which keeps none).
   **pkts in/acq**: packets the servers received (requests and pings) per acquisition.
+
+- **curator**, **kazoo**: the real clients (Curator 5.4's ` + "`InterProcessMutex`" + ` in a JVM, kazoo 2.8's ` + "`Lock`" + ` in
+  Debian's python), run by the drivers of ` + "`bench/peers`" + ` in a child process per round, one session per contender
+  as for the Go variants. Throughput, acquire and handoff latency come from the times each driver prints per hold (acquire
+  called, acquire returned, release about to be called; one machine's clock); the servers' counters (watchers, writes,
+  packets) do not care which client wrote. The client-side counts are "-": **notif/acq**, **self/release**, **req/acq** and
+  the **release / server / wake** split are seen on the Go client's wire (its event callback, a tapped connection), which
+  a child process does not share. Their watchers/release subtracts no self watch: neither client watches its own node.
 
 - **on delete/release**: the part of watchers/release fired by the delete itself (NodeDeleted): the contenders a
   release wakes. The rest are data-change wake-ups (a holder writing into its own node fires its successor's data watch).

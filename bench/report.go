@@ -41,6 +41,9 @@ type Env struct {
 	// Rounds is the number of rounds each run was split into, taken in
 	// turns by the variants.
 	Rounds int
+	// Skipped says which variants were not run, and why (a peer whose
+	// client is not installed).
+	Skipped []string `json:",omitempty"`
 }
 
 // LocalEnv fills the fields that describe this process and machine.
@@ -136,11 +139,11 @@ var columns = []column{
 	{"variant", func(r Result) string { return r.Variant }},
 	{"N", func(r Result) string { return fmt.Sprint(r.Contenders) }},
 	{"acq", func(r Result) string { return fmt.Sprint(r.Acquisitions) }},
-	{"acq/s", func(r Result) string { return fmt.Sprintf("%.1f", r.Throughput()) }},
-	{"acquire p50 ms", func(r Result) string { return ms(r.Acquire.P50) }},
+	{"acq/s [95% CI]", func(r Result) string { return estStr(r.Estimate(FigThroughput)) }},
+	{"acquire p50 ms [95% CI]", func(r Result) string { return estStr(r.Estimate(FigAcquireP50)) }},
 	{"acquire p99 ms", func(r Result) string { return ms(r.Acquire.P99) }},
-	{"handoff p50 ms", func(r Result) string { return ms(r.Handoff.P50) }},
-	{"handoff p99 ms", func(r Result) string { return ms(r.Handoff.P99) }},
+	{"handoff p50 ms [95% CI]", func(r Result) string { return estStr(r.Estimate(FigHandoffP50)) }},
+	{"handoff p99 ms [95% CI]", func(r Result) string { return estStr(r.Estimate(FigHandoffP99)) }},
 	{"handoff max ms", func(r Result) string { return ms(r.Handoff.Max) }},
 	{"floor p50 ms", func(r Result) string { return ms(r.Floors.Notify.P50) }},
 	{"handoff/floor", func(r Result) string { return ratioStr(r.HandoffFloorRatio()) }},
@@ -153,9 +156,9 @@ var columns = []column{
 	{"cycle/floor", func(r Result) string { return ratioStr(r.CycleFloorRatio()) }},
 	{"watchers/release", func(r Result) string { return fmt.Sprintf("%.2f", r.WatchersPerRelease()) }},
 	{"on delete/release", func(r Result) string { return fmt.Sprintf("%.2f", r.WakeupsOnDeletePerRelease()) }},
-	{"self/release", func(r Result) string { return fmt.Sprintf("%.2f", r.SelfWatchesPerRelease()) }},
+	{"self/release", clientSide(func(r Result) string { return fmt.Sprintf("%.2f", r.SelfWatchesPerRelease()) })},
 	{"writes/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.WritesPerAcquisition()) }},
-	{"notif/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.NotificationsPerAcquisition()) }},
+	{"notif/acq", clientSide(func(r Result) string { return fmt.Sprintf("%.2f", r.NotificationsPerAcquisition()) })},
 	{"req/acq", func(r Result) string {
 		if r.LockStats == nil || r.Acquisitions == 0 {
 			return "-"
@@ -164,6 +167,17 @@ var columns = []column{
 	}},
 	{"pkts in/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.PacketsPerAcquisition()) }},
 	{"lost", func(r Result) string { return fmt.Sprint(r.LostHolds) }},
+}
+
+// clientSide is a cell of a count seen on the Go client's wire, which a
+// peer run by a driver in a child process does not share: "-" for it.
+func clientSide(cell func(Result) string) func(Result) string {
+	return func(r Result) string {
+		if r.External {
+			return "-"
+		}
+		return cell(r)
+	}
 }
 
 func (r *Report) sortedResults() []Result {

@@ -2,11 +2,15 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // syntheticReport is a report with made-up figures, for the tests that
@@ -18,12 +22,13 @@ func syntheticReport() *Report {
 	rep.Env.ForceSync = &on
 	rep.Env.TickTime = 200 * time.Millisecond
 	rep.Env.Duration = 3 * time.Second
+	rep.Env.Rounds = 6
 	rep.Floors = Floors{
 		CreateDelete: Latency{Count: 10, P50: 4 * time.Millisecond, P99: 8 * time.Millisecond},
 		Notify:       Latency{Count: 10, P50: 2 * time.Millisecond, P99: 5 * time.Millisecond},
 		Samples:      10,
 	}
-	for vi, v := range []string{"naive", "sequential", "zk-peer"} {
+	for vi, v := range []string{"naive", "sequential", "zk-peer", "curator", "kazoo"} {
 		for _, n := range []int{1, 2, 4, 8, 16, 32, 64} {
 			acq := int64(300)
 			herd := int64(0)
@@ -42,11 +47,26 @@ func syntheticReport() *Report {
 			if n > 1 {
 				r.Handoff = Latency{Count: acq - 1, P50: time.Duration(2+vi) * time.Millisecond, P99: time.Duration(5+vi*n) * time.Millisecond}
 			}
+			r.External = v == "curator" || v == "kazoo"
+			r.PerRound = syntheticRounds(r, rep.Env.Rounds)
 			rep.Results = append(rep.Results, r)
 		}
 	}
 	rep.Reentry = []ReentryResult{{Variant: "reentrant-memory", Reentries: 100, Latency: Latency{P50: 2 * time.Microsecond}}}
 	return rep
+}
+
+// syntheticRounds splits r into k rounds whose figures swing by up to
+// 25% around r's, the same way for every variant (the machine's load).
+func syntheticRounds(r Result, k int) []RoundFigures {
+	out := make([]RoundFigures, k)
+	for i := range out {
+		f := 1 + 0.25*math.Sin(float64(3*i+r.Contenders))
+		out[i] = RoundFigures{Acquisitions: r.Acquisitions / int64(k), Elapsed: time.Duration(float64(r.Elapsed) / float64(k) * f),
+			AcquireP50: time.Duration(float64(r.Acquire.P50) * f), HandoffP50: time.Duration(float64(r.Handoff.P50) * f),
+			HandoffP99: time.Duration(float64(r.Handoff.P99) * f)}
+	}
+	return out
 }
 
 func TestReportOutputs(t *testing.T) {
@@ -105,9 +125,35 @@ func TestReportOutputs(t *testing.T) {
 		t.Errorf("%d benchmark lines for %d runs", lines, len(rep.Results))
 	}
 	h := rep.Headline(16)
-	if !h.HaveSeq || !h.HavePeer || h.SeqHandoffFloor != 1.5 {
+	if !h.HaveSeq || len(h.Peers) != 3 || math.Abs(h.SeqHandoffFloor.Median-1.5) > 0.1 {
 		t.Errorf("headline %+v", h)
 	}
+	// The synthetic rounds swing alike for every variant: paired, the
+	// ratio is exact (throughput: sequential 3/2 of the peer's time).
+	if c := h.Peers[0]; math.Abs(c.Throughput.Median-1.5) > 0.01 || c.Throughput.Hi-c.Throughput.Lo > 0.01 {
+		t.Errorf("sequential over zk-peer throughput %+v, want 1.5 with a narrow interval", c.Throughput)
+	}
+}
+
+// Every line zklocks bench prints on stdout fits in 100 columns.
+func TestSummaryFitsTerminal(t *testing.T) {
+	rep := syntheticReport()
+	rep.Env.Skipped = []string{"kazoo: /usr/bin/python3 cannot import kazoo: not installed (" + PeersInstallHint + ")"}
+	var b bytes.Buffer
+	if err := rep.WriteSummary(&b, 16); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(b.String(), "\n") {
+		if n := utf8.RuneCountInString(l); n > SummaryWidth {
+			t.Errorf("line %d has %d columns: %q", i+1, n, l)
+		}
+	}
+	for _, want := range []string{"acq/s [95% CI]", "zk-peer", "curator", "kazoo", "no diff", "not run: kazoo"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	t.Logf("summary:\n%s", b.String())
 }
 
 func TestCheckHistory(t *testing.T) {
@@ -181,5 +227,40 @@ func TestFiguresOfASingleN(t *testing.T) {
 	}
 	if len(files) == 0 {
 		t.Error("no figures written")
+	}
+}
+
+// A results.json keeps the rounds, so that -render gives the same
+// intervals; one written before rounds were kept still renders, with
+// whole-run figures and no intervals.
+func TestRenderFromJSON(t *testing.T) {
+	rep := syntheticReport()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := back.Headline(16).Peers[1].Throughput, rep.Headline(16).Peers[1].Throughput; got != want {
+		t.Errorf("after JSON: %+v, before: %+v", got, want)
+	}
+	for i := range back.Results {
+		back.Results[i].PerRound = nil
+		back.Results[i].External = false
+	}
+	var md, sum bytes.Buffer
+	if err := back.WriteMarkdown(&md, 16); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.WriteSummary(&sum, 16); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "no pairing and no interval") || regexp.MustCompile(`\[[0-9.]+-|95%`).MatchString(sum.String()) {
+		t.Errorf("old results: intervals shown or not said to be missing:\n%s", sum.String())
+	}
+	if _, err := back.WriteFigures(t.TempDir()); err != nil {
+		t.Errorf("figures of old results: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,6 +19,12 @@ import (
 	"github.com/zklocks/zklocks/bench"
 	"github.com/zklocks/zklocks/internal/ensemble"
 )
+
+// defaultRounds is -rounds' default: the fewest rounds whose 95%
+// interval (bench.ConfidenceLevel) leaves out the lowest and the highest
+// round, so that one disturbed round (a burst of load on a shared
+// machine) does not set a bound; 6 to 8 rounds give [min, max].
+const defaultRounds = 9
 
 func init() {
 	register(command{
@@ -29,16 +36,24 @@ func init() {
 
 const benchUsage = `usage: zklocks bench [flags]
 
-Runs every lock (naive, sequential, reentrant in both count modes, timeout,
-and go-zookeeper's own Lock as the peer) with N contenders, one session
-each, on one ZooKeeper ensemble: a local 3-node ensemble it starts and
-stops, or ZK_SERVERS when set. Prints a side-by-side table and writes
-README.md, bench.txt (benchstat format) and SVG figures into -out.
+Runs every lock (naive, sequential, reentrant in both count modes, timeout)
+and the peers (go-zookeeper's own Lock; Curator's InterProcessMutex and
+kazoo's Lock, each run by a driver of bench/peers in a child process)
+with N contenders, one session each, on one ZooKeeper ensemble: a local
+3-node ensemble it starts and stops, or ZK_SERVERS when set. Each run is
+split into rounds the variants take in turns; the figures are medians over
+the rounds with 95% intervals, and the comparisons pair the rounds.
+Prints a summary in 100 columns and writes README.md, table.txt (the full
+table), bench.txt (benchstat format), results.json and SVG figures into
+-out. Without Curator or kazoo installed, their rows are left out with a
+message (scripts/install-peers.sh installs them); named in -variants,
+they fail the run instead.
 
 flags:`
 
 type benchFlags struct {
 	variants     string
+	variantsSet  bool // -variants given: a peer that cannot run fails the run
 	ns           string
 	duration     time.Duration
 	acquisitions int
@@ -62,11 +77,11 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs := flag.NewFlagSet("zklocks bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, benchUsage); fs.PrintDefaults() }
-	fs.StringVar(&f.variants, "variants", strings.Join(bench.Names(), ","), "comma-separated variants to run")
+	fs.StringVar(&f.variants, "variants", strings.Join(bench.AllNames(), ","), "comma-separated variants to run")
 	fs.StringVar(&f.ns, "n", "1,2,4,8,16,32,64", "comma-separated numbers of contenders")
-	fs.DurationVar(&f.duration, "duration", 3*time.Second, "length of each run (ignored with -acquisitions)")
+	fs.DurationVar(&f.duration, "duration", 4*time.Second, "contention time per variant and N, split into -rounds rounds (ignored with -acquisitions)")
 	fs.IntVar(&f.acquisitions, "acquisitions", 0, "acquisitions per run instead of a duration")
-	fs.IntVar(&f.rounds, "rounds", 3, "split each run into this many rounds, taken in turns by the variants (evens out load bursts)")
+	fs.IntVar(&f.rounds, "rounds", defaultRounds, "split each run into this many rounds, taken in turns by the variants; medians and 95% intervals over them (6 or more for 95%)")
 	fs.DurationVar(&f.hold, "hold", 0, "critical section: how long each holder keeps the lock")
 	fs.IntVar(&f.reentries, "reentries", 1, "nested Lock/Unlock pairs per hold, for re-entrant variants (shows the count modes' cost)")
 	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
@@ -89,6 +104,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	if fs.NArg() > 0 {
 		return f, usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
 	}
+	fs.Visit(func(fl *flag.Flag) { f.variantsSet = f.variantsSet || fl.Name == "variants" })
 	return f, nil
 }
 
@@ -125,22 +141,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var variants []bench.Variant
-	for _, name := range strings.Split(f.variants, ",") {
-		if name = strings.TrimSpace(name); name == "" {
-			continue
-		}
-		v, err := bench.Lookup(name)
-		if err != nil {
-			return usageError{err.Error()}
-		}
-		variants = append(variants, v)
-	}
-	if len(variants) == 0 {
-		return usageError{"-variants: none"}
+	variants, skipped, err := benchVariants(f, stderr)
+	if err != nil {
+		return err
 	}
 
 	env := bench.LocalEnv()
+	env.Skipped = skipped
 	env.Command = strings.TrimSpace("zklocks bench " + strings.Join(args, " "))
 	env.Duration, env.Acquisitions, env.Hold, env.Idle, env.Reentries = f.duration, f.acquisitions, f.hold, f.idle, f.reentries
 	env.Lease = bench.TimeoutLease
@@ -196,10 +203,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		merged := map[string]*bench.Result{}
 		failed := map[string]bool{}
+		// The peers' driver processes live through the rounds at this N
+		// (bench.DriverPool) and end before the next N's floors.
+		drivers := bench.NewDriverPool()
 		for round := 1; round <= rounds; round++ {
 			for _, v := range runOrder(variants) {
 				if ctx.Err() != nil {
 					prog.finish()
+					drivers.Close()
 					return ctx.Err()
 				}
 				step++
@@ -216,7 +227,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				res, err := bench.Run(runCtx, bench.Config{
 					Servers: servers, Variant: v, Contenders: n,
 					Acquisitions: perRound.acquisitions, Duration: perRound.duration, Hold: f.hold, Idle: f.idle, Reentries: f.reentries,
-					Floors: &floors, Acquired: &acquired,
+					Floors: &floors, Acquired: &acquired, Drivers: drivers,
 				})
 				cancel()
 				prog.done()
@@ -233,10 +244,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					delete(merged, v.Name)
 					if ctx.Err() != nil {
 						prog.finish()
+						drivers.Close()
 						return ctx.Err()
 					}
 				}
 			}
+		}
+		if err := drivers.Close(); err != nil {
+			msg := fmt.Sprintf("n=%d: closing the peers' drivers: %v", n, err)
+			prog.println("FAILED " + msg)
+			failures = append(failures, msg)
 		}
 		for _, v := range variants {
 			if r := merged[v.Name]; r != nil {
@@ -264,16 +281,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	fmt.Fprintln(stdout)
-	if err := rep.WriteTable(stdout); err != nil {
+	if err := rep.WriteSummary(stdout, f.headlineN); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%s\n", rep.Headline(f.headlineN))
-
 	if f.out != "" {
 		if err := writeResults(rep, f); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\nwrote %s\n", filepath.Join(f.out, "README.md"))
+		fmt.Fprintf(stdout, "\nwrote %s (the full table: %s)\n", filepath.Join(f.out, "README.md"), filepath.Join(f.out, "table.txt"))
+	} else {
+		fmt.Fprintln(stdout)
+		if err := rep.WriteTable(stdout); err != nil {
+			return err
+		}
 	}
 	if len(failures) > 0 {
 		return fmt.Errorf("%d run(s) failed:\n  %s", len(failures), strings.Join(failures, "\n  "))
@@ -372,6 +392,9 @@ func writeResults(rep *bench.Report, f benchFlags) error {
 	if err := write("bench.txt", rep.WriteBenchfmt); err != nil {
 		return err
 	}
+	if err := write("table.txt", rep.WriteTable); err != nil {
+		return err
+	}
 	if f.render == "" {
 		// The raw figures, so that the README and the figures can be
 		// rendered again (-render) without running the bench again.
@@ -387,32 +410,56 @@ func writeResults(rep *bench.Report, f benchFlags) error {
 	return write("README.md", func(w io.Writer) error { return rep.WriteMarkdown(w, f.headlineN) })
 }
 
-// runOrder puts the peer right after sequential, so that the headline
-// comparison is made between two runs a few seconds apart.
+// runOrder puts the peers (bench.Peers) right after sequential, so that
+// the headline comparisons pair rounds run a few seconds apart.
 func runOrder(vs []bench.Variant) []bench.Variant {
+	first := []string{"sequential"}
+	first = append(first, bench.Peers...)
 	var out, rest []bench.Variant
-	var peer *bench.Variant
-	for i := range vs {
-		if vs[i].Name == "zk-peer" {
-			peer = &vs[i]
+	for _, name := range first {
+		for _, v := range vs {
+			if v.Name == name {
+				out = append(out, v)
+			}
 		}
 	}
 	for _, v := range vs {
-		switch v.Name {
-		case "zk-peer":
-		case "sequential":
-			out = append(out, v)
-			if peer != nil {
-				out = append(out, *peer)
-			}
-		default:
+		if !slices.Contains(first, v.Name) {
 			rest = append(rest, v)
 		}
 	}
-	if peer != nil && len(out) == 0 {
-		out = append(out, *peer)
-	}
 	return append(out, rest...)
+}
+
+// benchVariants looks up the variants of -variants. A peer run by a
+// driver whose client is not installed is left out with a one-line
+// message when it came with the default list, and fails the run when
+// -variants named it.
+func benchVariants(f benchFlags, stderr io.Writer) (vs []bench.Variant, skipped []string, err error) {
+	for _, name := range strings.Split(f.variants, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		v, err := bench.Lookup(name)
+		if err != nil {
+			return nil, nil, usageError{err.Error()}
+		}
+		if v.External() {
+			if err := v.Driver.Available(); err != nil {
+				if f.variantsSet {
+					return nil, nil, err
+				}
+				fmt.Fprintf(stderr, "skipping %s\n", err)
+				skipped = append(skipped, err.Error())
+				continue
+			}
+		}
+		vs = append(vs, v)
+	}
+	if len(vs) == 0 {
+		return nil, nil, usageError{"-variants: none"}
+	}
+	return vs, skipped, nil
 }
 
 // keepBenchLines keeps a go test -bench output's configuration and

@@ -43,11 +43,17 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  *   <li>--session-timeout-ms S (default 10000);
  *   <li>--round-robin: contender i connects to the i-th server (modulo
  *       their number) only, as the Go harness's sessions do;
- *   <li>--control: the harness drives the run: after "ready" the driver
- *       waits for a line "go" on stdin, prints "finished &lt;start-ns&gt;
- *       &lt;end-ns&gt;" when the last contender is done, and waits for
- *       another line (or the end of stdin) before it closes the sessions,
- *       so that the harness can read the servers' counters in between.
+ *   <li>--control: the harness drives the runs, so that it can read the
+ *       servers' counters around each one while the sessions stay open:
+ *       after "ready" the driver reads commands on stdin, "go &lt;path&gt;"
+ *       for a run on that lock path (it prints the holds, then "finished
+ *       &lt;start-ns&gt; &lt;end-ns&gt;" once the last contender is done), and
+ *       anything else, or the end of stdin, to close the sessions and end;
+ *   <li>--warmup-ms W: with --control, the contenders first contend for W
+ *       ms on the path of the command line, unreported, before "ready": a
+ *       fresh JVM runs Curator interpreted, several times slower than once
+ *       its JIT has compiled the hot paths, which a long-running program
+ *       has long done.
  * </ul>
  */
 public final class LockDriver {
@@ -76,6 +82,7 @@ public final class LockDriver {
         long durationMillis;
         long acquisitions;
         double idleMillis;
+        long warmupMillis;
         int sessionTimeoutMillis = 10_000;
         boolean requested;
         boolean control;
@@ -93,6 +100,7 @@ public final class LockDriver {
                     case "--duration-ms" -> o.durationMillis = Long.parseLong(args[++i]);
                     case "--acquisitions" -> o.acquisitions = Long.parseLong(args[++i]);
                     case "--idle-ms" -> o.idleMillis = Double.parseDouble(args[++i]);
+                    case "--warmup-ms" -> o.warmupMillis = Long.parseLong(args[++i]);
                     case "--session-timeout-ms" -> o.sessionTimeoutMillis = Integer.parseInt(args[++i]);
                     case "--requested" -> o.requested = true;
                     case "--control" -> o.control = true;
@@ -122,33 +130,42 @@ public final class LockDriver {
 
     /** Says when a contender asks for the lock no more. */
     private static final class Stop {
-        private final Options o;
+        private final long durationMillis;
+        private final int holds;
+        private final long acquisitions;
         private final AtomicLong tickets;
         private volatile long deadline;
 
-        Stop(Options o) {
-            this.o = o;
-            this.tickets = new AtomicLong(o.acquisitions);
+        Stop(long durationMillis, long acquisitions, int holds) {
+            this.durationMillis = durationMillis;
+            this.acquisitions = acquisitions;
+            this.holds = holds;
+            this.tickets = new AtomicLong(acquisitions);
         }
 
-        void start(long nanoTime) {
-            if (o.durationMillis > 0) {
-                deadline = nanoTime + o.durationMillis * 1_000_000;
+        static Stop of(Options o) {
+            return new Stop(o.durationMillis, o.acquisitions, o.holds);
+        }
+
+        void start() {
+            if (durationMillis > 0) {
+                deadline = System.nanoTime() + durationMillis * 1_000_000;
             }
         }
 
         boolean again(int done) {
-            if (o.durationMillis > 0) {
+            if (durationMillis > 0) {
                 return System.nanoTime() < deadline;
             }
-            if (o.acquisitions > 0) {
+            if (acquisitions > 0) {
                 return tickets.decrementAndGet() >= 0;
             }
-            return done < o.holds;
+            return done < holds;
         }
     }
 
-    private static void contend(int id, InterProcessMutex lock, Options o, Stop stop) throws Exception {
+    /** One contender's loop; it prints each hold when report is set (not while warming up). */
+    private static void contend(int id, InterProcessMutex lock, Options o, Stop stop, boolean report) throws Exception {
         for (int k = 0; stop.again(k); k++) {
             long requested = nowNanos();
             lock.acquire();
@@ -156,10 +173,8 @@ public final class LockDriver {
             sleepMillis(o.holdMillis);
             long released = nowNanos();
             lock.release();
-            if (o.requested) {
-                say("hold curator-" + id + " " + requested + " " + acquired + " " + released);
-            } else {
-                say("hold curator-" + id + " " + acquired + " " + released);
+            if (report) {
+                say("hold curator-" + id + (o.requested ? " " + requested : "") + " " + acquired + " " + released);
             }
             sleepMillis(o.idleMillis);
         }
@@ -198,20 +213,21 @@ public final class LockDriver {
         }
     }
 
-    public static void main(String[] args) throws Exception {
-        Options o = Options.parse(args);
-        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in));
-        List<CuratorFramework> clients = connect(o);
-        Stop stop = new Stop(o);
+    /**
+     * One run: a contender per session on path until stop says so.
+     * Returns its start and end, in wall-clock nanoseconds.
+     */
+    private static long[] run(List<CuratorFramework> clients, String path, Options o, Stop stop, boolean report)
+            throws InterruptedException {
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
-        for (int i = 0; i < o.contenders; i++) {
+        for (int i = 0; i < clients.size(); i++) {
             final int id = i;
-            final InterProcessMutex lock = new InterProcessMutex(clients.get(i), o.path);
+            final InterProcessMutex lock = new InterProcessMutex(clients.get(i), path);
             Thread t = new Thread(() -> {
                 try {
                     start.await();
-                    contend(id, lock, o, stop);
+                    contend(id, lock, o, stop, report);
                 } catch (Exception e) {
                     say("error curator-" + id + " " + e);
                 }
@@ -219,19 +235,33 @@ public final class LockDriver {
             t.start();
             threads.add(t);
         }
-        say("ready");
-        if (o.control && !"go".equals(stdin.readLine())) {
-            throw new IllegalStateException("curator: expected go on stdin");
+        if (!o.control) {
+            say("ready");
         }
         long began = nowNanos();
-        stop.start(System.nanoTime());
+        stop.start();
         start.countDown();
         for (Thread t : threads) {
             t.join();
         }
-        if (o.control) {
-            say("finished " + began + " " + nowNanos());
-            stdin.readLine();
+        return new long[] {began, nowNanos()};
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options o = Options.parse(args);
+        List<CuratorFramework> clients = connect(o);
+        if (!o.control) {
+            run(clients, o.path, o, Stop.of(o), true);
+        } else {
+            if (o.warmupMillis > 0) {
+                run(clients, o.path, o, new Stop(o.warmupMillis, 0, 0), false);
+            }
+            say("ready");
+            BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in));
+            for (String line; (line = stdin.readLine()) != null && line.startsWith("go ");) {
+                long[] t = run(clients, line.substring(3), o, Stop.of(o), true);
+                say("finished " + t[0] + " " + t[1]);
+            }
         }
         closeAll(clients);
         say("done");

@@ -17,16 +17,21 @@ Usage: lock_driver.py --servers H:P,... --path /lock --contenders N
        --holds K [--hold-ms MS] [--extra-lock-patterns -lock-]
        [--duration-ms D | --acquisitions A] [--idle-ms I]
        [--session-timeout S] [--requested] [--round-robin] [--control]
+       [--warmup-ms W]
 
 Each contender makes K acquisitions, unless --duration-ms (contenders stop
 asking for the lock D ms after the start; a waiter already queued still
 gets it once) or --acquisitions (A in all, shared by the contenders) says
 otherwise. --round-robin connects contender i to the i-th server (modulo
-their number) only, as the Go harness's sessions do. With --control the
-harness drives the run: after "ready" the driver waits for a line "go" on
-stdin, prints "finished <start-ns> <end-ns>" when the last contender is
-done, and waits for another line (or the end of stdin) before it closes the
-sessions, so that the harness can read the servers' counters in between.
+their number) only, as the Go harness's sessions do.
+
+With --control the harness drives the runs, so that it can read the
+servers' counters around each one while the sessions stay open: after
+"ready" the driver reads commands on stdin, "go <path>" for a run on that
+lock path (it prints the holds, then "finished <start-ns> <end-ns>" once the
+last contender is done), and anything else, or the end of stdin, to close
+the sessions and end. --warmup-ms W (with --control) has the contenders
+contend for W ms on --path first, unreported, before "ready".
 """
 
 import argparse
@@ -48,29 +53,37 @@ def say(line):
 class Stop:
     """Says when a contender asks for the lock no more."""
 
-    def __init__(self, args):
-        self.args = args
+    def __init__(self, duration_ms, acquisitions, holds):
+        self.duration_ms = duration_ms
+        self.acquisitions = acquisitions
+        self.holds = holds
         self.deadline = None
-        self.tickets = args.acquisitions
+        self.tickets = acquisitions
         self.mu = threading.Lock()
 
+    @staticmethod
+    def of(args):
+        return Stop(args.duration_ms, args.acquisitions, args.holds)
+
     def start(self):
-        if self.args.duration_ms > 0:
-            self.deadline = time.monotonic() + self.args.duration_ms / 1000.0
+        if self.duration_ms > 0:
+            self.deadline = time.monotonic() + self.duration_ms / 1000.0
 
     def again(self, done):
         if self.deadline is not None:
             return time.monotonic() < self.deadline
-        if self.args.acquisitions > 0:
+        if self.acquisitions > 0:
             with self.mu:
                 self.tickets -= 1
                 return self.tickets >= 0
-        return done < self.args.holds
+        return done < self.holds
 
 
-def contender(i, client, args, start, stop):
+def contender(i, client, args, path, start, stop, report):
+    """One contender's loop; it prints each hold when report is set (not
+    while warming up)."""
     patterns = [args.extra_lock_patterns] if args.extra_lock_patterns else []
-    lock = client.Lock(args.path, "kazoo-%d" % i, extra_lock_patterns=patterns)
+    lock = client.Lock(path, "kazoo-%d" % i, extra_lock_patterns=patterns)
     start.wait()
     done = 0
     while stop.again(done):
@@ -80,25 +93,42 @@ def contender(i, client, args, start, stop):
         time.sleep(args.hold_ms / 1000.0)
         released = time.time_ns()
         lock.release()
-        if args.requested:
-            say("hold kazoo-%d %d %d %d" % (i, requested, acquired, released))
-        else:
-            say("hold kazoo-%d %d %d" % (i, acquired, released))
+        if report:
+            times = (requested, acquired, released) if args.requested else (acquired, released)
+            say("hold kazoo-%d %s" % (i, " ".join(str(t) for t in times)))
         done += 1
         if args.idle_ms > 0:
             time.sleep(args.idle_ms / 1000.0)
 
 
-def guarded(i, client, args, start, stop):
+def guarded(i, client, args, *rest):
     """contender, whose failure the harness (--control) reads as a line;
     without --control a failure ends the thread with its traceback on
     stderr, as it always did."""
     if not args.control:
-        return contender(i, client, args, start, stop)
+        return contender(i, client, args, *rest)
     try:
-        contender(i, client, args, start, stop)
+        contender(i, client, args, *rest)
     except Exception as e:  # the harness fails the run on this line
         say("error kazoo-%d %r" % (i, e))
+
+
+def run(clients, args, path, stop, report):
+    """One run: a contender per session on path until stop says so.
+    Returns its start and end, in wall-clock nanoseconds."""
+    start = threading.Event()
+    threads = [threading.Thread(target=guarded, args=(i, c, args, path, start, stop, report))
+               for i, c in enumerate(clients)]
+    for t in threads:
+        t.start()
+    if not args.control:
+        say("ready")
+    began = time.time_ns()
+    stop.start()
+    start.set()
+    for t in threads:
+        t.join()
+    return began, time.time_ns()
 
 
 def connect(args):
@@ -144,26 +174,22 @@ def main():
     p.add_argument("--requested", action="store_true")
     p.add_argument("--round-robin", action="store_true")
     p.add_argument("--control", action="store_true")
+    p.add_argument("--warmup-ms", type=float, default=0)
     args = p.parse_args()
 
     clients = connect(args)
-    start = threading.Event()
-    stop = Stop(args)
-    threads = [threading.Thread(target=guarded, args=(i, c, args, start, stop))
-               for i, c in enumerate(clients)]
-    for t in threads:
-        t.start()
-    say("ready")
-    if args.control and sys.stdin.readline().strip() != "go":
-        raise RuntimeError("kazoo: expected go on stdin")
-    began = time.time_ns()
-    stop.start()
-    start.set()
-    for t in threads:
-        t.join()
-    if args.control:
-        say("finished %d %d" % (began, time.time_ns()))
-        sys.stdin.readline()
+    if not args.control:
+        run(clients, args, args.path, Stop.of(args), True)
+    else:
+        if args.warmup_ms > 0:
+            run(clients, args, args.path, Stop(args.warmup_ms, 0, 0), False)
+        say("ready")
+        while True:
+            line = sys.stdin.readline()
+            if not line.startswith("go "):
+                break
+            began, ended = run(clients, args, line[3:].strip(), Stop.of(args), True)
+            say("finished %d %d" % (began, ended))
     close_all(clients)
     say("done")
 
