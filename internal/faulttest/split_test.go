@@ -267,3 +267,65 @@ func testSlowClientLink(t *testing.T, v *variant, share int, wantHeld bool) {
 	report{fault: fmt.Sprintf("slow-client-link-%d%%", share), variant: v.name, holds: holds, double: double,
 		left: left, belief: belief, extra: extra}.log(t)
 }
+
+// Slow links between the members: every quorum write waits for a
+// follower's acknowledgement, so with each message between members
+// delayed by d, a create or delete takes about 2d longer, and each
+// handoff (a delete, then the waiter's wake-up) does too. The test runs
+// the contenders of every variant with fast links and then with slow
+// ones, and reports each variant's throughput and median handoff gap in
+// both phases; it checks only what must hold at any speed: no double
+// holder, nothing left behind.
+func TestSlowMemberLinks(t *testing.T) {
+	const d, phase = 10 * time.Millisecond, 3 * time.Second
+	e := proxiedEnsemble(t)
+	tp := newTape()
+	ws := startWorkloads(t, tp, 4, 2*time.Millisecond, e.Servers()...)
+	recoverAfter(t, tp, ws, 0, 20*time.Second)
+	fastFrom := tp.now()
+	time.Sleep(phase)
+	slowFrom := tp.now()
+	for _, pair := range [][2]int{{0, 1}, {0, 2}, {1, 2}} {
+		if err := e.SlowLink(pair[0], pair[1], d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(phase)
+	slowTo := tp.now()
+	heal(t, e)
+	finish(t, tp, ws, "slow-member-links", map[string]time.Duration{}, func(w *workload) []string {
+		fast, slow := pace(tp, w.path, fastFrom, slowFrom), pace(tp, w.path, slowFrom, slowTo)
+		return []string{
+			"member_latency=" + d.String(),
+			fmt.Sprintf("holds_per_s_fast=%.0f holds_per_s_slow=%.0f", fast.perSecond, slow.perSecond),
+			fmt.Sprintf("handoff_p50_fast=%v handoff_p50_slow=%v", fast.handoff.Round(100*time.Microsecond), slow.handoff.Round(100*time.Microsecond)),
+		}
+	})
+}
+
+// pacing is how fast the holds of one path followed each other.
+type pacing struct {
+	perSecond float64
+	handoff   time.Duration // median gap between one hold's end and the next one's start
+}
+
+func pace(tp *tape, path string, from, to time.Duration) pacing {
+	h, _ := tp.history(path)
+	var in locktest.History
+	for _, x := range h {
+		if x.Enter >= from && x.Exit <= to {
+			in = append(in, x)
+		}
+	}
+	slices.SortFunc(in, func(a, b locktest.Hold) int { return int(a.Enter - b.Enter) })
+	var gaps []time.Duration
+	for i := 1; i < len(in); i++ {
+		gaps = append(gaps, in[i].Enter-in[i-1].Exit)
+	}
+	p := pacing{perSecond: float64(len(in)) / (to - from).Seconds()}
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		p.handoff = gaps[len(gaps)/2]
+	}
+	return p
+}
