@@ -1,7 +1,8 @@
 // Package bench is the side-by-side harness: it runs every lock of the
-// repository, and go-zookeeper's own Lock as the peer, on the same
-// ensemble, with the same contenders, and measures what each step of the
-// progression buys.
+// repository, and the peers (go-zookeeper's own Lock in this process,
+// Curator's InterProcessMutex and kazoo's Lock each in a driver process
+// of bench/peers), on the same ensemble, with the same contenders, and
+// measures what each step of the progression buys.
 //
 // A run (Run, Config) gives N contenders one session each, all contending
 // for one lock path, for a number of acquisitions or a duration, with an
@@ -46,6 +47,22 @@
 // fails with ErrMutualExclusion if two holds overlap or a token does not
 // grow, and fails if the lock leaves a node behind.
 //
-// The same harness runs as Go benchmarks (BenchmarkLock, for benchstat)
-// and from the command line (zklocks bench), which writes docs/results.
+// zklocks bench splits each variant's run at one N into rounds that the
+// variants take in turns, keeps each round's headline figures
+// (RoundFigures), and reports each as the median of the rounds with a
+// distribution-free 95% interval, and every comparison as the median of
+// the ratios of paired rounds with its interval (stats.go says how and
+// why).
+//
+// Curator and kazoo run as Variant.Driver: a driver prints one line per
+// hold (acquire called, acquire returned, release about to be called),
+// from which the harness takes throughput and the acquire and handoff
+// latencies; the servers' counters, read around each round while the
+// driver's sessions are open, are the same for every client. What only
+// the Go client's wire shows (watch events received, the handoff split,
+// the lock's own request count) is not measured for them.
+//
+// The same harness runs as Go benchmarks (BenchmarkLock, for benchstat;
+// the in-process variants only) and from the command line (zklocks
+// bench), which writes docs/results.
 package bench

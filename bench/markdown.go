@@ -198,7 +198,11 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 
 	p(`## What the columns count
 
-- **acq/s**: acquisitions over the run's wall time (all contenders together).
+- **acq/s**: acquisitions over the wall time of a round (all contenders together); like every figure marked
+  **[95%% CI]**, the median of the rounds, then the interval that holds the true median with 95%% confidence
+  whatever the rounds' distribution (the order statistics benchstat uses: with 9 rounds, the second lowest and the
+  second highest). The comparisons pair the rounds: round i of sequential over round i of the other lock, which ran
+  seconds before or after it under the same load, so that a slow stretch of the machine cancels in the ratio.
 - **acquire**: Lock called to Lock returned. **handoff**: just before a holder calls Unlock to just after the next
   holder's Lock returns (only when that Lock was already waiting: there is no handoff with one contender).
   p50/p99/max from an HDR histogram (3 significant digits).

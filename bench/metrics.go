@@ -26,13 +26,19 @@ const (
 	UnitThroughput    = "acq/s"
 )
 
-// ReportMetrics reports a run's figures as custom benchmark metrics.
+// ReportMetrics reports a run's figures as custom benchmark metrics. A
+// peer run by a driver (Result.External) has no client-side counts: they
+// are left out rather than reported as zeros.
 func ReportMetrics(b MetricReporter, r Result) {
 	b.ReportMetric(r.WatchersPerRelease(), UnitWatchers)
-	b.ReportMetric(r.SelfWatchesPerRelease(), UnitSelfWatches)
+	if !r.External {
+		b.ReportMetric(r.SelfWatchesPerRelease(), UnitSelfWatches)
+	}
 	b.ReportMetric(r.WakeupsOnDeletePerRelease(), UnitDeleteWakeups)
 	b.ReportMetric(r.WritesPerAcquisition(), UnitWrites)
-	b.ReportMetric(r.NotificationsPerAcquisition(), UnitNotifications)
+	if !r.External {
+		b.ReportMetric(r.NotificationsPerAcquisition(), UnitNotifications)
+	}
 	b.ReportMetric(r.PacketsPerAcquisition(), UnitPackets)
 	b.ReportMetric(float64(r.Acquire.P50), UnitAcquireP50)
 	if r.Handoff.Count > 0 {
