@@ -35,7 +35,7 @@ func estStr(e Estimate) string {
 }
 
 // ratioEst prints a ratio with its interval, "1.08x [0.95-1.20]", and
-// then noDiff when the interval spans 1.
+// then noDiff, if any, when the interval spans 1.
 func ratioEst(e Estimate, noDiff string) string {
 	if e.N == 0 || e.Median <= 0 {
 		return "-"
@@ -43,7 +43,7 @@ func ratioEst(e Estimate, noDiff string) string {
 	s := fmt.Sprintf("%.2fx", e.Median)
 	if e.HasInterval() {
 		s += fmt.Sprintf(" [%.2f-%.2f]", e.Lo, e.Hi)
-		if e.NoDifference() {
+		if e.NoDifference() && noDiff != "" {
 			s += " " + noDiff
 		}
 	}

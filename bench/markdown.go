@@ -73,8 +73,12 @@ func (h Headline) String() string {
 	if !h.HaveSeq {
 		return fmt.Sprintf("no sequential run with %d contenders", h.N)
 	}
-	s := fmt.Sprintf("N=%d: sequential's handoff p50 is %s ms, %s the delete-to-notification floor (target <= 1.10x)",
-		h.N, estStr(h.Seq.Estimate(FigHandoffP50)), ratioEst(h.SeqHandoffFloor, "(at the floor)"))
+	atFloor := ""
+	if h.SeqHandoffFloor.NoDifference() {
+		atFloor = ", not distinguishable from it"
+	}
+	s := fmt.Sprintf("N=%d: sequential's handoff p50 is %s ms, %s the delete-to-notification floor%s (target <= 1.10x)",
+		h.N, estStr(h.Seq.Estimate(FigHandoffP50)), ratioEst(h.SeqHandoffFloor, ""), atFloor)
 	for _, c := range h.Peers {
 		how := "paired by round"
 		if !c.Throughput.HasInterval() {
@@ -138,9 +142,9 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 	p("| tick time | %s |\n", tick)
 	p("| Go | %s %s/%s |\n", e.GoVersion, e.GOOS, e.GOARCH)
 	p("| CPUs | %d (%s) |\n", e.CPUs, e.CPUModel)
-	per := fmt.Sprintf("%v per run", e.Duration)
+	per := fmt.Sprintf("%v per variant and N", e.Duration)
 	if e.Acquisitions > 0 {
-		per = fmt.Sprintf("%d acquisitions per run", e.Acquisitions)
+		per = fmt.Sprintf("%d acquisitions per variant and N", e.Acquisitions)
 	}
 	if e.Rounds > 1 {
 		per += fmt.Sprintf(" in %d rounds taken in turns by the variants (at each N: A B C ... A B C ...)", e.Rounds)

@@ -491,6 +491,9 @@ func renderResults(f benchFlags, stdout io.Writer) error {
 	if err := writeResults(&rep, f); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "rendered %s into %s\n", f.render, f.out)
+	if err := rep.WriteSummary(stdout, f.headlineN); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nrendered %s into %s\n", f.render, f.out)
 	return nil
 }
