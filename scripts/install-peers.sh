@@ -3,7 +3,8 @@
 # they run beside this module's locks: Curator (Debian's
 # libcurator-recipes-java, run with the JRE that ZooKeeper needs anyway,
 # the driver compiled with javac) and kazoo (python3-kazoo, for Debian's
-# /usr/bin/python3).
+# /usr/bin/python3), and libfaketime (Debian's faketime), which the
+# timeout variant's skewed-leader test preloads into one member's JVM.
 #
 # Nothing to do when both are there. Otherwise, on a machine with apt-get,
 # it installs the missing packages as root or through password-less sudo;
@@ -21,8 +22,9 @@ need=()
 [[ -f /usr/share/java/curator-recipes.jar ]] || need+=(libcurator-recipes-java)
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || need+=(python3-kazoo)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+[[ -f /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 ]] || need+=(faketime)
 if ((${#need[@]} == 0)); then
-	say "Curator, kazoo and javac are installed; nothing to do"
+	say "Curator, kazoo, javac and libfaketime are installed; nothing to do"
 	exit 0
 fi
 

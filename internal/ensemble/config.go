@@ -46,6 +46,10 @@ type Config struct {
 	// BaseDir is where the ensemble's temporary directory is created;
 	// default os.TempDir().
 	BaseDir string
+	// MemberEnv adds environment variables to the JVM of the members it
+	// names (by index): say, libfaketime's LD_PRELOAD and FAKETIME, for a
+	// member whose clock is wrong.
+	MemberEnv map[int][]string
 	// ProxiedLinks routes every connection between two members through a
 	// proxy in this process, so that Partition, Heal and SlowLink can cut
 	// and slow the links between members (see links.go). The ensemble

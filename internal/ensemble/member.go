@@ -107,7 +107,7 @@ func (m *member) launch(cfg Config, inst installation, marker string) error {
 	cmd.Dir = m.dir
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = javaEnv()
+	cmd.Env = append(javaEnv(), cfg.MemberEnv[m.id-1]...)
 	if err := startProcess(cmd); err != nil {
 		return fmt.Errorf("ensemble: start member %d: %w", m.id, err)
 	}
