@@ -6,7 +6,7 @@
 # /usr/bin/python3), and libfaketime (Debian's faketime), which the
 # timeout variant's skewed-leader test preloads into one member's JVM.
 #
-# Nothing to do when both are there. Otherwise, on a machine with apt-get,
+# Nothing to do when all are there. Otherwise, on a machine with apt-get,
 # it installs the missing packages as root or through password-less sudo;
 # anywhere else it says how to get them and fails.
 #
@@ -22,7 +22,7 @@ need=()
 [[ -f /usr/share/java/curator-recipes.jar ]] || need+=(libcurator-recipes-java)
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || need+=(python3-kazoo)
 command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
-[[ -f /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 ]] || need+=(faketime)
+compgen -G "/usr/lib/*/faketime/libfaketimeMT.so.1" >/dev/null || need+=(faketime)
 if ((${#need[@]} == 0)); then
 	say "Curator, kazoo, javac and libfaketime are installed; nothing to do"
 	exit 0

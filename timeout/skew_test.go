@@ -2,7 +2,7 @@ package timeout_test
 
 import (
 	"context"
-	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,8 +18,9 @@ import (
 
 // libfaketime, from Debian's faketime package (scripts/install-peers.sh
 // installs it): preloaded into a member's JVM, it shifts the wall clock
-// ZooKeeper stamps mtimes with, and leaves the monotonic clock alone.
-const libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+// ZooKeeper stamps mtimes with, and leaves the monotonic clock alone. Its
+// directory is the architecture's (x86_64-linux-gnu, aarch64-linux-gnu).
+const libfaketime = "/usr/lib/*/faketime/libfaketimeMT.so.1"
 
 // skewedMember is the member whose clock is wrong: the one with the
 // largest id, which an election among members that have the same
@@ -36,8 +37,9 @@ const skewedMember = 2
 // and, its renewals stopped, is evicted a lease after its last renewal,
 // by the new leader's clock.
 func TestSkewedLeader(t *testing.T) {
-	if _, err := os.Stat(libfaketime); err != nil {
-		t.Fatalf("%s: %v; run scripts/install-peers.sh (make test does), or: sudo apt-get install faketime", libfaketime, err)
+	libs, _ := filepath.Glob(libfaketime)
+	if len(libs) == 0 {
+		t.Fatalf("no %s: run scripts/install-peers.sh (make test does), or: sudo apt-get install faketime", libfaketime)
 	}
 	for _, tc := range []struct {
 		name string
@@ -46,16 +48,16 @@ func TestSkewedLeader(t *testing.T) {
 		{"ahead", 30 * time.Second},
 		{"behind", -30 * time.Second},
 	} {
-		t.Run(tc.name, func(t *testing.T) { testSkewedLeader(t, tc.skew) })
+		t.Run(tc.name, func(t *testing.T) { testSkewedLeader(t, libs[0], tc.skew) })
 	}
 }
 
-func testSkewedLeader(t *testing.T, skew time.Duration) {
+func testSkewedLeader(t *testing.T, lib string, skew time.Duration) {
 	const lease, session = 6 * time.Second, 30 * time.Second
 	ctx := context.Background()
 	e := zktest.PrivateEnsemble(t, func(c *ensemble.Config) {
 		c.MemberEnv = map[int][]string{skewedMember: {
-			"LD_PRELOAD=" + libfaketime,
+			"LD_PRELOAD=" + lib,
 			"FAKETIME=" + offset(skew),
 			"DONT_FAKE_MONOTONIC=1",
 		}}
