@@ -271,10 +271,11 @@ type statser interface{ Stats() zklocks.Stats }
 
 // contender is one goroutine's state.
 type contender struct {
-	id  int
-	s   *session
-	l   zklocks.Locker
-	ctx context.Context
+	id     int
+	s      *session
+	l      zklocks.Locker
+	ctx    context.Context
+	shared bool // a reader of a read-write lock
 	// Latency samples, turned into histograms once the run is over (one
 	// HDR histogram per contender and kind would cost megabytes at N=64).
 	acquire []time.Duration
@@ -298,6 +299,7 @@ type Hold struct {
 	Enter, Exit time.Duration
 	Token       int64
 	Lost        bool
+	Shared      bool // a reader's hold of a read-write lock
 }
 
 // isLost recognises the variants' "lock lost" errors by their common
@@ -360,11 +362,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	cs := make([]*contender, cfg.Contenders)
 	for i := range cs {
-		l, err := cfg.Variant.New(ss[i].conn, lockPath)
+		newLock, shared := cfg.Variant.New, cfg.Variant.Reader != nil && cfg.Variant.Readers(i)
+		if shared {
+			newLock = cfg.Variant.Reader
+		}
+		l, err := newLock(ss[i].conn, lockPath)
 		if err != nil {
 			return res, fmt.Errorf("bench: new %s: %w", cfg.Variant.Name, err)
 		}
-		c := &contender{id: i, s: ss[i], l: l, ctx: ctx}
+		c := &contender{id: i, s: ss[i], l: l, ctx: ctx, shared: shared}
 		if cfg.Acquisitions > 0 {
 			c.holds = make([]Hold, 0, cfg.Acquisitions/cfg.Contenders+2)
 		}
@@ -577,7 +583,7 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 			}
 		}
 		exit := since()
-		c.holds = append(c.holds, Hold{Contender: c.id, Enter: enter, Exit: exit, Token: token})
+		c.holds = append(c.holds, Hold{Contender: c.id, Enter: enter, Exit: exit, Token: token, Shared: c.shared})
 		c.s.arm()
 		lastReleaser.Store(c.s)
 		lastRelease.Store(int64(exit))
@@ -625,7 +631,8 @@ func CheckHistory(holds []Hold) error {
 		if x.Lost {
 			continue
 		}
-		h = append(h, locktest.Hold{Holder: fmt.Sprintf("contender %d", x.Contender), Enter: x.Enter, Exit: x.Exit, Token: x.Token})
+		h = append(h, locktest.Hold{Holder: fmt.Sprintf("contender %d", x.Contender), Enter: x.Enter, Exit: x.Exit,
+			Token: x.Token, Shared: x.Shared})
 		tokens = tokens || x.Token != 0
 	}
 	if !tokens {

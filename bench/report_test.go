@@ -157,25 +157,33 @@ func TestSummaryFitsTerminal(t *testing.T) {
 }
 
 func TestCheckHistory(t *testing.T) {
-	ok := []Hold{{0, 1, 2, 10, false}, {1, 2, 3, 11, false}, {0, 5, 6, 12, false}}
+	ok := []Hold{{0, 1, 2, 10, false, false}, {1, 2, 3, 11, false, false}, {0, 5, 6, 12, false, false}}
 	if err := CheckHistory(ok); err != nil {
 		t.Fatalf("clean history: %v", err)
 	}
-	overlap := []Hold{{0, 1, 3, 10, false}, {1, 2, 4, 11, false}}
+	overlap := []Hold{{0, 1, 3, 10, false, false}, {1, 2, 4, 11, false, false}}
 	if err := CheckHistory(overlap); err == nil {
 		t.Fatal("overlap not caught")
 	}
-	stale := []Hold{{0, 1, 2, 11, false}, {1, 3, 4, 10, false}}
+	stale := []Hold{{0, 1, 2, 11, false, false}, {1, 3, 4, 10, false, false}}
 	if err := CheckHistory(stale); err == nil {
 		t.Fatal("token going back not caught")
 	}
-	noTokens := []Hold{{0, 1, 2, 0, false}, {1, 3, 4, 0, false}}
+	noTokens := []Hold{{0, 1, 2, 0, false, false}, {1, 3, 4, 0, false, false}}
 	if err := CheckHistory(noTokens); err != nil {
 		t.Fatalf("a lock without tokens: %v", err)
 	}
-	lost := []Hold{{0, 1, 5, 10, true}, {1, 2, 3, 11, false}}
+	lost := []Hold{{0, 1, 5, 10, true, false}, {1, 2, 3, 11, false, false}}
 	if err := CheckHistory(lost); err != nil {
 		t.Fatalf("a hold reported lost is not checked: %v", err)
+	}
+	readers := []Hold{{0, 1, 5, 10, false, true}, {1, 2, 6, 11, false, true}, {2, 7, 8, 12, false, false}}
+	if err := CheckHistory(readers); err != nil {
+		t.Fatalf("readers sharing, then a writer: %v", err)
+	}
+	writerAmongReaders := []Hold{{0, 1, 5, 10, false, true}, {1, 2, 6, 11, false, false}}
+	if err := CheckHistory(writerAmongReaders); err == nil {
+		t.Fatal("a writer overlapping a reader not caught")
 	}
 }
 

@@ -34,6 +34,11 @@ type Variant struct {
 	// take and release it once more from the same owner. The bench runs
 	// it when Config.Reentries > 0.
 	Reenter func(ctx context.Context, l zklocks.Locker) error
+	// Reader, when set, makes the lock of the contenders Readers picks:
+	// the read side of a read-write lock, whose holds may overlap each
+	// other's (and no one else's). New makes the others'.
+	Reader  Factory
+	Readers func(contender int) bool
 	// Driver, when set instead of New, makes the variant another
 	// library's lock, run in a child process by a driver of bench/peers
 	// (curator, kazoo). Its runs measure what the driver's lines and the

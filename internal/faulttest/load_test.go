@@ -3,6 +3,7 @@ package faulttest
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,12 +67,16 @@ func TestLoad(t *testing.T) {
 // Soak: every variant under load (16 contenders on 2 paths each, all
 // with cuttable connections) while faults come one after another: leader
 // killed and restarted, a follower killed and restarted, a quarter of the
-// clients cut off until their sessions expire, the whole ensemble stopped
-// for three seconds. By default each fault comes once (about 40s);
+// clients cut off until their sessions expire, the leader and then a
+// follower cut off from the other members (split brain between the
+// servers), every member link slowed, the whole ensemble stopped for
+// three seconds. It runs on an ensemble of its own whose member links go
+// through proxies. By default each fault comes once (about a minute);
 // -soak=10m keeps them coming for that long. Each history is checked at
 // the end, and every contender must have acquired after the last fault.
 func TestSoak(t *testing.T) {
-	e := zktest.Ensemble(t)
+	e := proxiedEnsemble(t) // of its own: the soak cuts links between its members
+	servers := e.Servers()
 	tp := newTape()
 	type load struct {
 		v       *variant
@@ -84,7 +89,8 @@ func TestSoak(t *testing.T) {
 	for _, v := range variants {
 		l := &load{v: v, paths: []string{zktest.LockPath(t), zktest.LockPath(t)}}
 		for i := range 16 {
-			c := newClient(t, tp, v, l.paths[i%2], fmt.Sprintf("%s-%02d", v.name, i), withTimeout(expiryTimeout), withCutter())
+			c := newClient(t, tp, v, l.paths[i%2], fmt.Sprintf("%s-%02d", v.name, i), withTimeout(expiryTimeout), withCutter(),
+				withServers(servers...))
 			l.clients = append(l.clients, c)
 			all = append(all, c)
 		}
@@ -109,6 +115,18 @@ func TestSoak(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		return e.Restart(i)
 	}
+	// isolate cuts member i off from the other two for a while, then heals.
+	isolate := func(i int, err error) error {
+		if err != nil {
+			return err
+		}
+		others := slices.DeleteFunc([]int{0, 1, 2}, func(j int) bool { return j == i })
+		if err := e.Partition([]int{i}, others); err != nil {
+			return err
+		}
+		time.Sleep(4 * time.Second)
+		return e.Heal()
+	}
 	faults := []struct {
 		name string
 		do   func() error
@@ -125,6 +143,17 @@ func TestSoak(t *testing.T) {
 				all[i].cut.Heal()
 			}
 			return nil
+		}},
+		{"cut the leader off from the followers for 4s", func() error { return isolate(e.Leader()) }},
+		{"cut a follower off from the others for 4s", func() error { return isolate(aFollower(e, -1)) }},
+		{"slow every member link by 10ms each way for 5s", func() error {
+			for _, pair := range [][2]int{{0, 1}, {0, 2}, {1, 2}} {
+				if err := e.SlowLink(pair[0], pair[1], 10*time.Millisecond); err != nil {
+					return err
+				}
+			}
+			time.Sleep(5 * time.Second)
+			return e.Heal()
 		}},
 		{"stop the whole ensemble for 3s", func() error {
 			for i := range e.Size() {
@@ -152,7 +181,7 @@ func TestSoak(t *testing.T) {
 	for _, l := range loads {
 		l.cy.waitAll(t, lastFault, 30*time.Second)
 	}
-	admin := zktest.Connect(t)
+	admin := zktest.Connect(t, zktest.WithServers(servers))
 	for _, l := range loads {
 		l.cy.stop()
 	}

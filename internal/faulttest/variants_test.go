@@ -13,6 +13,7 @@ import (
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/naive"
 	"github.com/zklocks/zklocks/reentrant"
+	"github.com/zklocks/zklocks/rwlock"
 	"github.com/zklocks/zklocks/sequential"
 	"github.com/zklocks/zklocks/timeout"
 )
@@ -84,6 +85,21 @@ var variants = []*variant{
 		},
 		lease: func(st time.Duration) time.Duration { return st },
 	},
+	{
+		// The read-write lock's writer: the queue and its clean-up are the
+		// same for readers (rwlock's own tests cover what differs).
+		name:   "rwlock",
+		layout: locktest.ChildrenOfPath,
+		errs: locktest.Errors{BadPath: rwlock.ErrBadPath, NilConn: rwlock.ErrNilConn, Locked: rwlock.ErrLocked,
+			NotLocked: rwlock.ErrNotLocked, Lost: rwlock.ErrLockLost, AlreadyLocked: rwlock.ErrAlreadyLocked},
+		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
+			m, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(st), rwlock.WithACL(aclOr(acl)))
+			if err != nil {
+				return nil, err
+			}
+			return m.Writer(), nil
+		},
+	},
 }
 
 func reentrantVariant(mode reentrant.CountMode) *variant {
@@ -111,7 +127,9 @@ func variantNamed(name string) *variant {
 
 // notFaultTested are bench entries that are not locks of this module.
 var notFaultTested = map[string]string{
-	"zk-peer": "go-zookeeper's own Lock, the bench's point of comparison: no ctx, no Done, no token",
+	"zk-peer":    "go-zookeeper's own Lock, the bench's point of comparison: no ctx, no Done, no token",
+	"rwlock-90r": "a mix of the read-write lock's readers and writers; the lock is fault-tested as rwlock",
+	"rwlock-50r": "the same, half readers",
 }
 
 // Every lock the bench knows is fault-tested here.
