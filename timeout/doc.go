@@ -98,7 +98,9 @@
 // first probe in it, and the lease is counted from that probe instead
 // (TestJudgeComparesMtimesOfOneEpochOnly: a new leader 5s ahead of the
 // old one evicts nobody early, and a stopped head is evicted one lease
-// after the first probe of the new epoch). What remains: a leader whose
+// after the first probe of the new epoch; TestSkewedLeader does the same
+// with a real member whose clock libfaketime sets 30 s ahead or behind,
+// made leader while a holder renews). What remains: a leader whose
 // clock steps within its own epoch moves every lease by the step. Members
 // are few and managed, so this is a smaller risk than client clocks, but
 // not zero, and one more reason for fencing.

@@ -185,6 +185,7 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 		go func(done <-chan struct{}) { <-done; doneH <- tp.now() }(h.l.Done())
 		wres := lockAsync(ctx, w)
 		waitQueued(t, admin, w)
+		queuedAt := tp.now()
 
 		// The last request the servers hear from the holder, then the cut.
 		syncSent := tp.now()
@@ -229,7 +230,9 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 		// Heal once the servers have expired the holder's session (a leased
 		// holder can lose the lock earlier, by eviction).
 		probe.WaitExpired(t, admin, 2*h.st+10*time.Second)
+		expiredAt := tp.now()
 		is.heal(t, h)
+		healedAt := tp.now()
 		waitSessionEnded(t, h, sidH, 20*time.Second)
 		if !locktest.IsClosed(h.l.Done()) {
 			t.Error("holder: Done open after it reconnected with a new session")
@@ -250,8 +253,16 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 			t.Error("waiter: its node is gone after the old holder came back")
 		}
 		tp.leave(wh, stillHeld)
+		wExit := tp.now()
 		if err := w.l.Unlock(w.ctx(ctx)); err != nil {
 			t.Errorf("waiter: Unlock: %v", err)
+		}
+		if *timeline != "" && shared && v.name == "sequential" {
+			drawTimeline(t, *timeline, fault+", "+v.name, []timelineRow{
+				{"holder", []bar{{hh.enter, hDone, "holds"}}},
+				{"waiter", []bar{{queuedAt, wEnter, "waits"}, {wEnter, wExit, "holds"}}},
+			}, []mark{{cutAt, "leader cut off"}, {hDone, "holder's Done"}, {wEnter, "waiter holds"},
+				{expiredAt, "expiry seen"}, {healedAt, "healed"}})
 		}
 		holds, double, belief := checkHistory(t, tp, v, path)
 		left := nodesLeft(t, admin, v, path, h.st+2*time.Second)
