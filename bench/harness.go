@@ -115,6 +115,9 @@ type Result struct {
 	// medians with intervals and paired comparisons (absent from a
 	// results.json written before they were kept).
 	PerRound []RoundFigures `json:",omitempty"`
+	// ClientCPU is the CPU time this process used while the contenders
+	// ran (getrusage): the client side's cost, zero for a driven peer.
+	ClientCPU time.Duration
 	// LostHolds counts holds the lock reported lost before Unlock (Done
 	// closed, Unlock failing with the variant's ErrLockLost): a lease
 	// lock's eviction of a holder it judged stalled. They are left out of
@@ -154,6 +157,7 @@ func (r *Result) Merge(o Result) error {
 	r.Holds += o.Holds
 	r.LostHolds += o.LostHolds
 	r.Elapsed += o.Elapsed
+	r.ClientCPU += o.ClientCPU
 	r.Notifications += o.Notifications
 	r.SelfNotifications += o.SelfNotifications
 	r.SelfDeleted += o.SelfDeleted
@@ -418,6 +422,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Acquisitions <= 0 {
 		timer = time.AfterFunc(cfg.Duration, func() { stop.Store(true) })
 	}
+	cpuAtStart := processCPU()
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		wg.Add(1)
@@ -443,6 +448,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	res.Elapsed = since()
+	res.ClientCPU = processCPU() - cpuAtStart
 	if cfg.OnStop != nil {
 		cfg.OnStop()
 	}

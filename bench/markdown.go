@@ -226,6 +226,7 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
   go-zookeeper's event callback, the same way for every lock); it should equal the servers' watchers fired.
 - **req/acq**: requests the lock itself sent (its ` + "`Stats()`" + `; "-" for go-zookeeper's Lock, which keeps none).
   **pkts in/acq**: packets the servers received (requests and pings) per acquisition.
+- **client CPU µs/acq**: CPU time of the bench's own process (user and system, getrusage) while the contenders ran, per acquisition: the client side's cost, the locks and go-zookeeper and the harness alike for every variant in the process; "-" for a peer run by a driver.
 
 - **curator**, **kazoo**: the real clients (Curator 5.4's ` + "`InterProcessMutex`" + ` in a JVM, kazoo 2.8's ` + "`Lock`" + ` in
   Debian's python), run by the drivers of ` + "`bench/peers`" + ` in a child process per round, one session per contender

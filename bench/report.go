@@ -166,6 +166,12 @@ var columns = []column{
 		return fmt.Sprintf("%.2f", r.per(r.LockStats.Requests))
 	}},
 	{"pkts in/acq", func(r Result) string { return fmt.Sprintf("%.2f", r.PacketsPerAcquisition()) }},
+	{"client CPU µs/acq", clientSide(func(r Result) string {
+		if r.ClientCPU <= 0 || r.Acquisitions == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f", float64(r.ClientCPU.Microseconds())/float64(r.Acquisitions))
+	})},
 	{"lost", func(r Result) string { return fmt.Sprint(r.LostHolds) }},
 }
 
