@@ -33,8 +33,11 @@
 //   - a reader's release wakes at most one contender, the writer right
 //     behind it, if any.
 //
-// Nobody is woken who can not make progress: no herd (TestReleaseWakesOnlyThoseWhoCanHold
-// counts the events each waiter receives). A reader considers only nodes
+// Each release wakes only the waiters that watched the released node:
+// no herd (TestReleaseWakesOnlyThoseWhoCanHold counts the events each
+// waiter receives). A writer behind several readers can still wake for
+// nothing when they leave out of queue order: it watched the last of
+// them, which left first; it lists again and watches the next. A reader considers only nodes
 // ahead of its own; kazoo 2.8's ReadLock took the last writer of the whole
 // queue, which could be one behind it waiting for it, a deadlock (kazoo
 // #649; TestReaderWatchesNoWriterBehindIt).
@@ -57,7 +60,14 @@
 // for that writer either, since it waits for our write lock. So a
 // downgrade with a writer waiting fails at once with ErrDowngrade and
 // leaves nothing behind (TestDowngradeRefusedWhileAnotherWriterWaits);
-// otherwise it succeeds (TestDowngradeKeepsWritersOut).
+// otherwise it succeeds (TestDowngradeKeepsWritersOut). After the read
+// node is made, RLock checks that our write node still exists: nodes never
+// come back, so it lived until our reader did. A write hold that was lost
+// (its session expired), or released by a racing Unlock, fails the
+// downgrade with ErrDowngrade instead (TestDowngradeRefusedAfterTheWriteHoldWasLost).
+// RLock while this Mutex's own Lock still waits is refused with
+// ErrAlreadyLocked: the read node could come first, and the writer would
+// wait for its own reader.
 //
 // Upgrading, Lock while this Mutex reads, is refused with ErrUpgrade: the
 // writer would wait for our own reader for ever. Release the read lock and

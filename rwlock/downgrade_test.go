@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/rwlock"
 )
@@ -97,4 +98,41 @@ func TestSidesKeepTheirOwnState(t *testing.T) {
 	require.ErrorIs(t, a.Unlock(ctx), rwlock.ErrNotLocked, "Unlock of the write side while only reading")
 	require.NoError(t, a.RUnlock(ctx))
 	require.ErrorIs(t, a.RUnlock(ctx), rwlock.ErrNotLocked, "second RUnlock")
+}
+
+// A write hold lost without Unlock (its session expired) can not be
+// downgraded: a writer may have held since. RLock says so and leaves
+// nothing; after Unlock reports the loss, a plain RLock works.
+func TestDowngradeRefusedAfterTheWriteHoldWasLost(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	conn := zktest.Connect(t, zktest.WithSessionTimeout(locktest.ExpirySessionTimeout))
+	a, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(locktest.ExpirySessionTimeout))
+	require.NoError(t, err)
+	require.NoError(t, a.Lock(ctx))
+	zktest.ExpireSession(t, conn)
+	locktest.RequireClosedWithin(t, a.Writer().Done(), 5*time.Second, "the write hold, its session gone")
+
+	err = a.RLock(ctx)
+	require.ErrorIs(t, err, rwlock.ErrDowngrade)
+	require.ErrorIs(t, err, rwlock.ErrLockLost)
+	assert.Empty(t, ownNodes(t, conn, path), "nodes after the refused downgrade")
+	require.ErrorIs(t, a.Unlock(ctx), rwlock.ErrLockLost)
+	require.NoError(t, a.RLock(ctx), "a plain RLock once the lost hold is released")
+	require.NoError(t, a.RUnlock(ctx))
+}
+
+// RLock while this Mutex's own Lock is still waiting is refused: the read
+// node could come first, and the writer would wait for its own reader.
+func TestRLockWhileLockWaitsIsRefused(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	path := zktest.LockPath(t)
+	holder, a := newMutex(t, path), newMutex(t, path)
+	require.NoError(t, holder.Lock(ctx))
+	res := async(ctx, a.Lock)
+	waitWatching(t, a, a.Writer(), 0)
+	require.ErrorIs(t, a.RLock(ctx), rwlock.ErrAlreadyLocked)
+	require.NoError(t, holder.Unlock(ctx))
+	requireAcquired(t, res, "the writer")
+	require.NoError(t, a.Unlock(ctx))
 }

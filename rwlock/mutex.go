@@ -140,6 +140,14 @@ func (m *Mutex) begin(s *side, n *lockq.Node) error {
 		return ErrAlreadyLocked
 	case s == &m.w && m.r.state != idle:
 		return ErrUpgrade
+	case s == &m.r && m.w.state == acquiring:
+		// Our read node could land ahead of our write node, and the write
+		// lock would then wait for our own reader.
+		return ErrAlreadyLocked
+	case s == &m.r && m.w.state == held && m.w.cur.Monitor().Err() != nil:
+		// A downgrade promises that no writer got in since our write; a
+		// lost write hold can not keep that promise.
+		return fmt.Errorf("%w: %w", ErrDowngrade, lostError(m.w.cur.Monitor().Err()))
 	}
 	s.own = ""
 	if s == &m.r && m.w.state == held {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
@@ -18,10 +20,12 @@ import (
 // which is the safe guess.
 var readerMarks = []string{"__READ__", "__rlock__"}
 
-// isReader reports whether the node called name is a reader's.
+// isReader reports whether the node called name is a reader's: its mark
+// comes right before the sequence number.
 func isReader(name string) bool {
+	prefix := strings.TrimRight(name, "0123456789-") // the sequence, and its sign
 	for _, mark := range readerMarks {
-		if strings.Contains(name, mark) {
+		if strings.HasSuffix(prefix, mark) {
 			return true
 		}
 	}
@@ -78,6 +82,9 @@ func (s *side) acquire(ctx context.Context, wait bool) error {
 	if downgrade && errors.Is(err, ErrLocked) {
 		err = fmt.Errorf("%w: %w", ErrDowngrade, err)
 	}
+	if downgrade && err == nil {
+		err = m.writeHoldLasted(ctx, s.own)
+	}
 	if err != nil {
 		m.q.Abandon(ctx, n)
 		if m.opts.log != nil && !errors.Is(err, ErrLocked) {
@@ -93,6 +100,23 @@ func (s *side) acquire(ctx context.Context, wait bool) error {
 	m.mu.Lock()
 	s.state, s.lost, s.log = held, nil, hl
 	m.mu.Unlock()
+	return nil
+}
+
+// writeHoldLasted checks, after a downgrade's read node was made, that
+// our write node (own) still exists: nodes never come back, so it then
+// lived until our read node did, and no writer can have held in between.
+// Our session reads its own writes, so the check sees every delete
+// applied before our create. Without it, an Unlock racing the downgrade,
+// or a write hold lost unnoticed, could let a writer in and out first.
+func (m *Mutex) writeHoldLasted(ctx context.Context, own string) error {
+	_, _, err := m.q.Client().Get(ctx, m.path+"/"+own)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%w: the write hold ended before the read lock was taken", ErrDowngrade)
+	case err != nil:
+		return fmt.Errorf("check the write hold: %w", err)
+	}
 	return nil
 }
 

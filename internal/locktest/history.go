@@ -129,9 +129,11 @@ func conflict(a, b Hold) bool { return !a.Shared || !b.Shared }
 // maxReported bounds the problems Check lists one by one.
 const maxReported = 10
 
-// Check reports every pair of holds that overlap (wrapping ErrOverlap) and
-// every hold whose token is not larger than the token of the hold entered
-// just before it (wrapping ErrTokenOrder). Intervals are half-open: a hold
+// Check reports every pair of holds that overlap (wrapping ErrOverlap),
+// unless both are shared, and every hold whose token is not larger than
+// every token entered before it (wrapping ErrTokenOrder); for a shared
+// hold, every token of an exclusive hold entered before it (readers that
+// share the lock enter out of their queue order). Intervals are half-open: a hold
 // may enter at the very instant the previous one exits. It returns nil for a
 // clean history, including an empty one.
 func Check(h History) error {
@@ -153,11 +155,9 @@ func Check(h History) error {
 	})
 
 	// Sweep in enter order. Every hold still open when x enters overlaps x;
-	// keeping them in a list (not only the longest) names every pair. A
-	// token must be larger than that of the last hold entered before it
-	// that it conflicts with (readers that share the lock can enter out
-	// of their queue order).
+	// keeping them in a list (not only the longest) names every pair.
 	var open []Hold
+	var before, beforeExclusive *Hold // the largest token entered so far, of any hold and of exclusive ones
 	for i, x := range sorted {
 		open = slices.DeleteFunc(open, func(o Hold) bool { return o.Exit <= x.Enter })
 		for _, o := range open {
@@ -166,13 +166,18 @@ func Check(h History) error {
 			}
 		}
 		open = append(open, x)
-		for j := i - 1; j >= 0; j-- {
-			if conflict(sorted[j], x) {
-				if x.Token <= sorted[j].Token {
-					report(fmt.Errorf("%w: %v follows %v", ErrTokenOrder, x, sorted[j]))
-				}
-				break
-			}
+		// An exclusive hold must come after every hold entered before it
+		// in the queue, a shared one after every exclusive one.
+		if top := before; !x.Shared && top != nil && x.Token <= top.Token {
+			report(fmt.Errorf("%w: %v follows %v", ErrTokenOrder, x, *top))
+		} else if top := beforeExclusive; x.Shared && top != nil && x.Token <= top.Token {
+			report(fmt.Errorf("%w: %v follows %v", ErrTokenOrder, x, *top))
+		}
+		if before == nil || x.Token > before.Token {
+			before = &sorted[i]
+		}
+		if !x.Shared && (beforeExclusive == nil || x.Token > beforeExclusive.Token) {
+			beforeExclusive = &sorted[i]
 		}
 	}
 

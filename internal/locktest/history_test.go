@@ -45,6 +45,7 @@ func TestCheck(t *testing.T) {
 		{"WriterOverlapsReader", History{reader("a", 0, 5*ms, 1), hold("w", 4*ms, 8*ms, 2)}, []error{ErrOverlap}},
 		{"ReaderOverlapsWriter", History{hold("w", 0, 5*ms, 1), reader("a", 4*ms, 8*ms, 2)}, []error{ErrOverlap}},
 		{"ReaderTokenBelowWriter", History{hold("w", 0, 5*ms, 4), reader("a", 6*ms, 8*ms, 2)}, []error{ErrTokenOrder}},
+		{"WriterTokenBelowAnEarlierReader", History{reader("a", 0, 5*ms, 5), reader("b", 1*ms, 6*ms, 2), hold("w", 7*ms, 8*ms, 4)}, []error{ErrTokenOrder}},
 		{"WriterTokenBelowReader", History{reader("a", 0, 5*ms, 4), hold("w", 6*ms, 8*ms, 2)}, []error{ErrTokenOrder}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
