@@ -20,8 +20,9 @@ var ErrNoLinks = errors.New("ensemble: member links are not proxied (Config.Prox
 // to another goes through a TCP proxy in this process (toxiproxy, used as
 // a library): member i's zoo.cfg names member j by the address of the
 // proxy for the way i→j, one for j's quorum port and one for its election
-// port. Cutting a way closes its connections and refuses new ones, as a
-// partition would; a latency toxic slows it. A proxy, and not a network
+// port. Cutting a way closes its connections and refuses new ones (or,
+// silently, delivers nothing); a latency toxic slows it. Election
+// connections escape the proxies (see Partition). A proxy, and not a network
 // namespace per member, because it needs no root, and because this kernel
 // has no netem qdisc: latency needs the proxy either way.
 //
@@ -69,13 +70,13 @@ func newLinks(ms []*member) (*links, error) {
 				quorum:   l.proxy(fmt.Sprintf("%d-%d-quorum", from.id, to.id), q, to.quorumPort),
 				election: l.proxy(fmt.Sprintf("%d-%d-election", from.id, to.id), e, to.electionPort),
 			}
+			l.ways[[2]int{i, j}] = w // before Start: close stops what did start
 			for _, p := range w.proxies() {
 				if err := p.Start(); err != nil {
 					l.close()
 					return nil, fmt.Errorf("ensemble: proxy %s: %w", p.Name, err)
 				}
 			}
-			l.ways[[2]int{i, j}] = w
 			from.via[to.id] = [2]int{q, e}
 		}
 	}
@@ -98,10 +99,37 @@ func (l *links) close() {
 
 // Partition splits the ensemble into groups of member indices (0-based,
 // as for Kill): members of one group reach each other, members of
-// different groups do not, and a member in no group reaches nobody. It
-// replaces any earlier partition; SlowLink's delays stay. Clients keep
-// reaching every member that runs: cut a client off with its own dialer.
+// different groups do not, and a member in no group reaches nobody. The
+// cut is loud: the ways between groups close their connections and refuse
+// new ones, so both sides notice at once. It replaces any earlier
+// partition; SlowLink's delays stay. Clients keep reaching every member
+// that runs: cut a client off with its own dialer.
+//
+// What it cuts is the Zab links, on which a follower reaches its leader
+// (every proposal, acknowledgement and heartbeat), and not the election
+// links: since ZooKeeper 3.5 the member with the larger id dials back the
+// election address the smaller one advertises, which is its real port, so
+// votes still cross the cut. A cut member can not lead or follow across
+// it, but it still votes, which can make elections slower than in a real
+// partition.
 func (e *Ensemble) Partition(groups ...[]int) error {
+	return e.partition(groups, func(w *way, open bool) error { return setOpen(w, open) })
+}
+
+// PartitionSilently is Partition with a silent cut: the ways between
+// groups keep their connections open and accept new ones, but deliver
+// nothing, as a link that drops packets would. Each side notices only
+// when its read timeouts run out (syncLimit ticks for ZooKeeper).
+func (e *Ensemble) PartitionSilently(groups ...[]int) error {
+	return e.partition(groups, func(w *way, open bool) error {
+		if err := setOpen(w, true); err != nil {
+			return err
+		}
+		return setSilent(w, !open)
+	})
+}
+
+func (e *Ensemble) partition(groups [][]int, set func(w *way, open bool) error) error {
 	l, err := e.linksOrErr()
 	if err != nil {
 		return err
@@ -126,14 +154,14 @@ func (e *Ensemble) Partition(groups ...[]int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for pair, w := range l.ways {
-		if err := setOpen(w, together(pair[0], pair[1])); err != nil {
+		if err := set(w, together(pair[0], pair[1])); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Heal undoes Partition and every SlowLink.
+// Heal undoes Partition, PartitionSilently and every SlowLink.
 func (e *Ensemble) Heal() error {
 	l, err := e.linksOrErr()
 	if err != nil {
@@ -155,6 +183,9 @@ func (e *Ensemble) Heal() error {
 // SlowLink delays every message between members i and j by d, each way
 // (a round trip between them takes 2d longer); d = 0 removes the delay.
 func (e *Ensemble) SlowLink(i, j int, d time.Duration) error {
+	if d > 0 && d < time.Millisecond {
+		return fmt.Errorf("ensemble: slow link: %v is below the proxies' resolution of 1ms", d)
+	}
 	l, err := e.linksOrErr()
 	if err != nil {
 		return err
@@ -202,6 +233,30 @@ func setOpen(w *way, open bool) error {
 	return nil
 }
 
+// setSilent makes a way's proxies drop everything they are sent, keeping
+// their connections open (toxiproxy's timeout toxic with no timeout), or
+// deliver again.
+func setSilent(w *way, silent bool) error {
+	for _, p := range w.proxies() {
+		for _, stream := range []string{"upstream", "downstream"} {
+			name := "silence-" + stream
+			on := p.Toxics.GetToxic(name) != nil
+			switch {
+			case silent && !on:
+				spec := fmt.Sprintf(`{"name":%q,"type":"timeout","stream":%q,"attributes":{"timeout":0}}`, name, stream)
+				if _, err := p.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
+					return fmt.Errorf("ensemble: silence %s: %w", p.Name, err)
+				}
+			case !silent && on:
+				if err := p.Toxics.RemoveToxic(context.Background(), name); err != nil {
+					return fmt.Errorf("ensemble: unsilence %s: %w", p.Name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // setLatency replaces p's latency toxics, one per direction, by d.
 func setLatency(p *toxiproxy.Proxy, d time.Duration) error {
 	for _, stream := range []string{"upstream", "downstream"} {
@@ -244,7 +299,12 @@ func NewSlowProxy(upstream string) (*SlowProxy, error) {
 func (s *SlowProxy) Addr() string { return s.p.Listen }
 
 // SetLatency delays every message by d, each way; 0 removes the delay.
-func (s *SlowProxy) SetLatency(d time.Duration) error { return setLatency(s.p, d) }
+func (s *SlowProxy) SetLatency(d time.Duration) error {
+	if d > 0 && d < time.Millisecond {
+		return fmt.Errorf("ensemble: slow proxy: %v is below its resolution of 1ms", d)
+	}
+	return setLatency(s.p, d)
+}
 
 // Close stops the proxy and closes its connections.
 func (s *SlowProxy) Close() { s.p.Stop() }

@@ -14,7 +14,9 @@ import (
 func TestLinksNeedProxiedLinks(t *testing.T) {
 	e := &Ensemble{}
 	assert.ErrorIs(t, e.Partition([]int{0}), ErrNoLinks)
+	assert.ErrorIs(t, e.PartitionSilently([]int{0}), ErrNoLinks)
 	assert.ErrorIs(t, e.Heal(), ErrNoLinks)
+	assert.Error(t, e.SlowLink(0, 1, time.Microsecond), "below a millisecond")
 	assert.ErrorIs(t, e.SlowLink(0, 1, time.Millisecond), ErrNoLinks)
 }
 
@@ -106,4 +108,14 @@ func TestPartitionHealAndSlowLink(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), 2*d, "a quorum write over links slowed by %v each way", d)
 	require.NoError(t, e.Heal())
 	assert.True(t, slices.Contains(rest, leader))
+
+	// A silent cut: the old leader, now a follower, is cut off without a
+	// closed connection; it notices only when its reads time out, and
+	// then stops serving.
+	require.NoError(t, e.PartitionSilently([]int{old}, []int{leader, follower}))
+	waitModes(t, e, map[int]string{old: ""}, 30*time.Second)
+	_, err = conn.Create("/written-during-a-silent-partition", nil, 0, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err, "the majority writes during a silent partition")
+	require.NoError(t, e.Heal())
+	waitModes(t, e, map[int]string{old: "follower", leader: "leader", follower: "follower"}, 30*time.Second)
 }

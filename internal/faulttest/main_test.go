@@ -11,7 +11,7 @@ import (
 // soak is how long TestSoak runs; 0 (the default) skips it.
 var soak = flag.Duration("soak", 0, "keep TestSoak's faults coming for this long (e.g. 10m); by default each comes once")
 
-// timeline, when set, is where TestIsolatedLeaderWithItsHolder draws the
+// timeline, when set, is where TestIsolatedMemberWithItsHolder draws the
 // history of its sequential run as an SVG (docs/split-brain-timeline.svg).
 var timeline = flag.String("timeline", "", "draw the split-brain run of sequential as an SVG into this file")
 

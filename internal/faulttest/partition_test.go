@@ -149,6 +149,15 @@ type isolation struct {
 	holder, waiter []clientOpt // how the holder and the waiter connect
 	admin          *zk.Conn    // a session on the waiter's side
 	cut, heal      func(t *testing.T, h *client)
+	// window: the fault opens a window, a known one, in which the old
+	// holder still believes it holds after the waiter got the lock. It is
+	// measured and logged, not failed, for the variants without a lease;
+	// the fence must still refuse the old holder's late write.
+	window bool
+	// electing: the fault makes the ensemble elect a leader before the
+	// waiter can hold, which can take many seconds here (see
+	// ensemble.Partition on the election links).
+	electing bool
 }
 
 // testCutHolder runs the cut-holder checks for every variant, all at once
@@ -195,7 +204,11 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 		cutAt := tp.now()
 		is.cut(t, h)
 
-		r := locktest.AwaitLock(t, wres, 2*h.st+10*time.Second, "waiter")
+		within := 2*h.st + 10*time.Second
+		if is.electing {
+			within += 50 * time.Second
+		}
+		r := locktest.AwaitLock(t, wres, within, "waiter")
 		if r.Err != nil {
 			t.Fatalf("waiter: Lock after the holder was cut off: %v", r.Err)
 		}
@@ -215,7 +228,10 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 		case <-time.After(h.st + tick + lossSlack):
 			t.Fatalf("holder: Done still open %v after the cut (session timeout %v)", tp.now()-cutAt, h.st)
 		}
-		if hDone > wEnter {
+		switch {
+		case hDone > wEnter && is.window && v.lease == nil:
+			t.Logf("known window: the holder's Done closed %v after the cut, %v after the waiter took the lock", hDone-cutAt, hDone-wEnter)
+		case hDone > wEnter:
 			t.Errorf("holder: Done closed %v after the cut, %v after the waiter took the lock; want before",
 				hDone-cutAt, hDone-wEnter)
 		}
@@ -257,14 +273,21 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 		if err := w.l.Unlock(w.ctx(ctx)); err != nil {
 			t.Errorf("waiter: Unlock: %v", err)
 		}
-		if *timeline != "" && shared && v.name == "sequential" {
+		if *timeline != "" && fault == "isolated-leader-with-holder" && v.name == "sequential" {
 			drawTimeline(t, *timeline, fault+", "+v.name, []timelineRow{
 				{"holder", []bar{{hh.enter, hDone, "holds"}}},
 				{"waiter", []bar{{queuedAt, wEnter, "waits"}, {wEnter, wExit, "holds"}}},
 			}, []mark{{cutAt, "leader cut off"}, {hDone, "holder's Done"}, {wEnter, "waiter holds"},
 				{expiredAt, "expiry seen"}, {healedAt, "healed"}})
 		}
-		holds, double, belief := checkHistory(t, tp, v, path)
+		var holds, double int
+		var belief time.Duration
+		if is.window && v.lease == nil {
+			h, b := tp.history(path) // the overlap is the window: counted, not failed
+			holds, double, belief = len(h), locktest.Overlaps(h), b
+		} else {
+			holds, double, belief = checkHistory(t, tp, v, path)
+		}
 		left := nodesLeft(t, admin, v, path, h.st+2*time.Second)
 		report{fault: fault, variant: v.name, holds: holds, double: double, left: left,
 			recover: wEnter - cutAt, belief: belief, extra: []string{
