@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklocks/zklocks/internal/ensemble"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
@@ -105,6 +107,7 @@ func isolateHoldersMember(e *ensemble.Ensemble, leads bool, cut func(groups ...[
 			},
 			heal:     func(t *testing.T, _ *client) { heal(t, e) },
 			electing: leads,
+			touchLag: map[bool]time.Duration{false: tick / 2}[leads],
 		}
 	}
 }
@@ -189,7 +192,7 @@ func TestIsolatedMember(t *testing.T) {
 	}
 }
 
-// Jepsen's partition nemesis: every second or two a random member is cut
+// Jepsen's partition nemesis: every three seconds or so a random member is cut
 // off from the other two, or the ensemble is healed, while contenders of
 // every variant cycle on two paths each. No double holder, every variant
 // acquires after the last heal, nothing left.
@@ -202,7 +205,7 @@ func TestRandomHalves(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 15))
 	cuts := 0
-	for end := time.Now().Add(12 * time.Second); time.Now().Before(end); {
+	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); {
 		t.Cleanup(func() { _ = e.Heal() })
 		if i := rng.IntN(4); i < 3 {
 			others := slices.DeleteFunc([]int{0, 1, 2}, func(j int) bool { return j == i })
@@ -213,12 +216,14 @@ func TestRandomHalves(t *testing.T) {
 		} else if err := e.Heal(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Second + time.Duration(rng.IntN(1000))*time.Millisecond)
+		// Long enough for an election to end between two faults.
+		time.Sleep(2500*time.Millisecond + time.Duration(rng.IntN(1500))*time.Millisecond)
 	}
 	heal(t, e)
 	healed := tp.now()
-	after := recoverAfter(t, tp, ws, healed, 30*time.Second)
-	waitAll(t, ws, healed, 30*time.Second)
+	requireWrites(t, e)
+	after := recoverAfter(t, tp, ws, healed, 60*time.Second)
+	waitAll(t, ws, healed, 60*time.Second)
 	finish(t, tp, ws, "random-halves", after, func(w *workload) []string {
 		return []string{fmt.Sprintf("cuts=%d contenders=%d unlock_errors=%d", cuts, len(w.clients), w.cy.unlockErrors())}
 	})
@@ -392,4 +397,30 @@ func pace(tp *tape, path string, from, to time.Duration) pacing {
 		p.handoff = gaps[len(gaps)/2]
 	}
 	return p
+}
+
+// requireWrites fails the test, naming every member's mode, unless a
+// write through each member succeeds within 30s: the ensemble itself has
+// recovered, whatever the locks do next.
+func requireWrites(t *testing.T, e *ensemble.Ensemble) {
+	t.Helper()
+	for i, addr := range e.Servers() {
+		conn := zktest.Connect(t, zktest.WithServers([]string{addr}))
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err := conn.Create("/write-probe-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				var modes []string
+				for _, a := range e.Servers() {
+					st, serr := ensemble.ServerStatus(a)
+					modes = append(modes, fmt.Sprintf("%s: %s %v", a, st.Mode, serr))
+				}
+				t.Fatalf("the ensemble takes no write through member %d 30s after the heal: %v; modes %v", i, err, modes)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 }
