@@ -125,8 +125,8 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	o.log = oplog.New(o.logger, "rwlock", path)
 	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost}
 	m := &Mutex{path: path, opts: o, q: lockq.New(zkop.New(conn, o.sessionTimeout), path, cfg)}
-	m.w = side{m: m, sep: lockq.WriteSep}
-	m.r = side{m: m, read: true, sep: lockq.ReadSep}
+	m.w = side{m: m}
+	m.r = side{m: m, read: true}
 	return m, nil
 }
 

@@ -76,24 +76,13 @@ func async(ctx context.Context, acquire func(context.Context) error) <-chan erro
 	return ch
 }
 
-// waitFor polls cond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not after %v: %s", d, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // waitWatching waits until side s has its node and has set the watch of
 // its wait: its requests reach create, own-node watch, list, watch.
 func waitWatching(t *testing.T, m *rwlock.Mutex, s *rwlock.Side, base int64) {
 	t.Helper()
-	waitFor(t, 5*time.Second, "contender queued", func() bool { return s.Node() != "" })
-	waitFor(t, 5*time.Second, "contender watching", func() bool { return m.Stats().Requests >= base+4 })
+	require.Eventually(t, func() bool { return s.Node() != "" }, 5*time.Second, 2*time.Millisecond, "contender queued")
+	require.Eventually(t, func() bool { return m.Stats().Requests >= base+4 }, 5*time.Second, 2*time.Millisecond,
+		"contender watching")
 }
 
 func requireWaiting(t *testing.T, res <-chan error, what string) {

@@ -32,7 +32,7 @@ func (m *Mutex) lock(ctx context.Context, s *side, n *lockq.Node, wait bool) err
 
 	// 1. Join the queue: create an EPHEMERAL_SEQUENTIAL child of the lock
 	//    path, _c_<guid>-lock-<seq>. ZooKeeper appends the sequence number.
-	n.Sep = s.sep // rwlock: _c_<guid>-__READ__<seq> or _c_<guid>-__WRIT__<seq>
+	n.Sep = s.sep() // rwlock: _c_<guid>-__READ__<seq> or _c_<guid>-__WRIT__<seq>
 	if err := m.q.Join(ctx, n); err != nil {
 		return err
 	}

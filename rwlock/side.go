@@ -46,7 +46,6 @@ const (
 type side struct {
 	m     *Mutex
 	read  bool
-	sep   string      // its nodes' name separator (lockq.ReadSep, WriteSep)
 	state state       // of this side
 	cur   *lockq.Node // the acquisition under way or the hold, nil when idle
 	log   *oplog.Hold // the hold's operation log, nil when off
@@ -54,6 +53,14 @@ type side struct {
 	// own is the name of our writer's node while it held the lock when
 	// this reader began: a reader does not wait for it (a downgrade).
 	own string
+}
+
+// sep is the separator of this side's node names.
+func (s *side) sep() string {
+	if s.read {
+		return lockq.ReadSep
+	}
+	return lockq.WriteSep
 }
 
 // blocks picks the nodes ahead of ours that keep this side waiting: for
