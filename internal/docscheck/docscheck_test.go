@@ -98,6 +98,9 @@ func TestCatches(t *testing.T) {
 		{"mermaid_unclosed.md", "not closed by end"},
 		{"mermaid_extra_end.md", "end without an open"},
 		{"fence_unclosed.md", "never closed"},
+
+		{"09-lesson-too-long.md", "over 2100"},
+		{"09-lesson-then-deep-dive.md", ""},
 	}
 	for _, tc := range cases {
 		t.Run(strings.TrimSuffix(tc.file, ".md"), func(t *testing.T) {
@@ -191,4 +194,25 @@ func fixture(t *testing.T, file string) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// TestLessonWords logs each chapter's lesson-layer length (go test -v
+// -run TestLessonWords ./internal/docscheck); TestDocs enforces the limit.
+func TestLessonWords(t *testing.T) {
+	root := moduleRoot(t)
+	files, err := markdownFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &checker{root: root, mds: map[string]*doc{}}
+	for _, rel := range files {
+		if !isChapter(rel) {
+			continue
+		}
+		d, err := c.load(rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-32s %5d words in the lesson layer (%d lines in all)", rel, d.lessonWords(), len(d.lines))
+	}
 }
