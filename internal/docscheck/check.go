@@ -74,6 +74,7 @@ func (c *checker) check(d *doc) []Problem {
 	probs = append(probs, c.checkNames(d)...)
 	probs = append(probs, checkMermaid(d)...)
 	probs = append(probs, checkLessonLength(d)...)
+	probs = append(probs, c.checkZh(d)...)
 	slices.SortStableFunc(probs, func(a, b Problem) int { return a.Line - b.Line })
 	return probs
 }

@@ -78,6 +78,7 @@ func TestCatches(t *testing.T) {
 		{"link_outside.md", "leads out of the repository"},
 		{"link_heading.md", "docs/other.md has no heading with the anchor #no-such-heading"},
 		{"link_self_heading.md", "has no heading with the anchor #titel"},
+		{"link_heading_zh.md", "has no heading with the anchor #代价与开销"},
 		{"link_line_range.md", "lines 25-99 are not within lib/lib.go (36 lines)"},
 		{"link_line_noname.md", "the link text must name the declaration"},
 		{"link_line_stale.md", "is stale: the declaration is at #L25-L31"},
