@@ -2,25 +2,31 @@ package naive_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/naive"
 )
 
 func ExampleMutex_Lock() {
-	const sessionTimeout = 5 * time.Second
-	conn, _, err := zk.Connect(zktest.ExampleServers(), sessionTimeout, zk.WithLogInfo(false))
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 	if err != nil {
 		panic(err)
 	}
 	defer conn.Close()
 
-	m, err := naive.New(conn, zktest.ExamplePath("orders"), naive.WithSessionTimeout(sessionTimeout))
+	// A program uses one fixed path; the random suffix keeps runs of this
+	// example against a shared ensemble apart.
+	path := "/locks/orders-" + rand.Text()
+	m, err := naive.New(conn, path, naive.WithSessionTimeout(sessionTimeout))
 	if err != nil {
 		panic(err)
 	}
@@ -50,20 +56,21 @@ func ExampleMutex_Lock() {
 }
 
 func ExampleMutex_TryLock() {
-	servers := zktest.ExampleServers()
-	path := zktest.ExamplePath("reports")
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	path := "/locks/reports-" + rand.Text() // random: runs of this example never meet
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
 	// Two processes, one session each.
 	var mutexes [2]*naive.Mutex
 	for i := range mutexes {
-		conn, _, err := zk.Connect(servers, 5*time.Second, zk.WithLogInfo(false))
+		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}
 		defer conn.Close()
-		if mutexes[i], err = naive.New(conn, path, naive.WithSessionTimeout(5*time.Second)); err != nil {
+		if mutexes[i], err = naive.New(conn, path, naive.WithSessionTimeout(sessionTimeout)); err != nil {
 			panic(err)
 		}
 	}

@@ -2,10 +2,15 @@ package reentrant_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"time"
 
-	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklocks/zklocks/reentrant"
 	"github.com/zklocks/zklocks/sequential"
 )
@@ -14,10 +19,18 @@ import (
 // inner calls re-enter the hold of the outer ones. Another owner is kept
 // out, and cannot unlock what it does not hold.
 func ExampleWithOwner() {
-	conn, closeConn := zktest.ExampleConn()
-	defer closeConn()
-	path := zktest.ExamplePath("withowner")
-	m, err := reentrant.New(conn, path)
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+
+	// A program uses one fixed path; the random suffix keeps runs of this
+	// example against a shared ensemble apart.
+	path := "/locks/jobs-" + rand.Text()
+	m, err := reentrant.New(conn, path, reentrant.WithSessionTimeout(sessionTimeout))
 	if err != nil {
 		panic(err)
 	}
@@ -58,10 +71,17 @@ func ExampleWithOwner() {
 // With InNode the count is written into the node at every step, where any
 // client can read it.
 func ExampleWithCountMode() {
-	conn, closeConn := zktest.ExampleConn()
-	defer closeConn()
-	path := zktest.ExamplePath("countmode")
-	m, err := reentrant.New(conn, path, reentrant.WithCountMode(reentrant.InNode))
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+
+	path := "/locks/jobs-" + rand.Text() // random: runs of this example never meet
+	m, err := reentrant.New(conn, path, reentrant.WithSessionTimeout(sessionTimeout),
+		reentrant.WithCountMode(reentrant.InNode))
 	if err != nil {
 		panic(err)
 	}

@@ -2,29 +2,41 @@ package rwlock_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
-	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklocks/zklocks/rwlock"
 )
 
 // Two readers share the lock; a writer waits until both are gone, and
 // TryRLock fails while it waits, so a stream of readers can not starve it.
 func ExampleMutex_RLock() {
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	// A program uses one fixed path; the random suffix keeps runs of this
+	// example against a shared ensemble apart.
+	path := "/locks/catalog-" + rand.Text()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	path := zktest.ExamplePath("RLock")
-	var closers []func()
+
+	var conns []*zk.Conn
 	defer func() {
-		for _, c := range closers {
-			c()
+		for _, c := range conns {
+			c.Close()
 		}
 	}()
-	contender := func() *rwlock.Mutex {
-		conn, closeConn := zktest.ExampleConn()
-		closers = append(closers, closeConn)
+	contender := func() *rwlock.Mutex { // one session, as one process has
+		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		if err != nil {
+			panic(err)
+		}
+		conns = append(conns, conn)
 		m, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(sessionTimeout))
 		if err != nil {
 			panic(err)

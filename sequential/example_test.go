@@ -2,13 +2,16 @@ package sequential_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
-	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklocks/zklocks/sequential"
 )
 
@@ -16,11 +19,22 @@ import (
 // second waits in the queue until the first releases the lock, and its
 // fencing token is larger.
 func ExampleMutex_Lock() {
-	connA, closeA := zktest.ExampleConn()
-	defer closeA()
-	connB, closeB := zktest.ExampleConn()
-	defer closeB()
-	path := zktest.ExamplePath("Lock")
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	connect := func() *zk.Conn { // one session, as one process has
+		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		if err != nil {
+			panic(err)
+		}
+		return conn
+	}
+	connA := connect()
+	defer connA.Close()
+	connB := connect()
+	defer connB.Close()
+	// A program uses one fixed path; the random suffix keeps runs of this
+	// example against a shared ensemble apart.
+	path := "/locks/orders-" + rand.Text()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -71,11 +85,20 @@ func ExampleMutex_Lock() {
 // TryLock does not wait: while someone else is in the queue it fails with
 // ErrLocked.
 func ExampleMutex_TryLock() {
-	connA, closeA := zktest.ExampleConn()
-	defer closeA()
-	connB, closeB := zktest.ExampleConn()
-	defer closeB()
-	path := zktest.ExamplePath("TryLock")
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	connect := func() *zk.Conn { // one session, as one process has
+		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		if err != nil {
+			panic(err)
+		}
+		return conn
+	}
+	connA := connect()
+	defer connA.Close()
+	connB := connect()
+	defer connB.Close()
+	path := "/locks/reports-" + rand.Text() // random: runs of this example never meet
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -105,17 +128,26 @@ func ExampleMutex_TryLock() {
 // holds it, and who waits in which order, from the data each contender
 // stored in its node.
 func ExampleContenders() {
-	conn, closeConn := zktest.ExampleConn()
-	defer closeConn()
-	path := zktest.ExamplePath("Contenders")
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	connect := func() *zk.Conn { // one session, as one process has
+		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		if err != nil {
+			panic(err)
+		}
+		return conn
+	}
+	conn := connect() // the inspection tool's session
+	defer conn.Close()
+	path := "/locks/invoices-" + rand.Text() // random: runs of this example never meet
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
 	var waiting []context.CancelFunc
 	var results []chan error
 	for i, who := range []string{"alice", "bob", "carol"} {
-		c, closeC := zktest.ExampleConn()
-		defer closeC()
+		c := connect()
+		defer c.Close()
 		m, _ := sequential.New(c, path, sequential.WithSessionTimeout(sessionTimeout),
 			sequential.WithData([]byte(who)))
 		if i == 0 {
@@ -173,11 +205,20 @@ func ExampleContenders() {
 // its node. The handler keeps only the parts that are the same on every
 // run; a real one would keep the node, token, session and timings too.
 func ExampleWithLogger() {
-	conn, closeConn := zktest.ExampleConn()
-	defer closeConn()
-	admin, closeAdmin := zktest.ExampleConn()
-	defer closeAdmin()
-	path := zktest.ExamplePath("WithLogger")
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	connect := func() *zk.Conn { // one session, as one process has
+		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		if err != nil {
+			panic(err)
+		}
+		return conn
+	}
+	conn := connect()
+	defer conn.Close()
+	admin := connect() // an operator's session
+	defer admin.Close()
+	path := "/locks/payments-" + rand.Text() // random: runs of this example never meet
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 

@@ -2,28 +2,41 @@ package timeout_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/timeout"
 )
 
 // A waiter that may wait at most 200ms gives up with ErrWaitTimeout, and
 // its node is gone when LockTimeout returns.
 func ExampleMutex_LockTimeout() {
-	connA, closeA := zktest.ExampleConn()
-	defer closeA()
-	connB, closeB := zktest.ExampleConn()
-	defer closeB()
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	connect := func() *zk.Conn { // one session, as one process has
+		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		if err != nil {
+			panic(err)
+		}
+		return conn
+	}
+	connA := connect()
+	defer connA.Close()
+	connB := connect()
+	defer connB.Close()
 	ctx := context.Background()
-	path := zktest.ExamplePath("LockTimeout")
+	// A program uses one fixed path; the random suffix keeps runs of this
+	// example against a shared ensemble apart.
+	path := "/locks/orders-" + rand.Text()
 
-	a, _ := timeout.New(connA, path, timeout.WithSessionTimeout(zktest.DefaultSessionTimeout))
-	b, _ := timeout.New(connB, path, timeout.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	a, _ := timeout.New(connA, path, timeout.WithSessionTimeout(sessionTimeout))
+	b, _ := timeout.New(connB, path, timeout.WithSessionTimeout(sessionTimeout))
 	if err := a.Lock(ctx); err != nil {
 		fmt.Println(err)
 		return
@@ -44,16 +57,25 @@ func ExampleMutex_LockTimeout() {
 // alive. Here the stalled holder is a node made by hand, the way a holder
 // of this package leaves its node: "lease=<ms>ms held".
 func ExampleWithLease() {
-	connA, closeA := zktest.ExampleConn()
-	defer closeA()
-	connB, closeB := zktest.ExampleConn()
-	defer closeB()
+	const sessionTimeout = 15 * time.Second
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	connect := func() *zk.Conn { // one session, as one process has
+		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		if err != nil {
+			panic(err)
+		}
+		return conn
+	}
+	connA := connect()
+	defer connA.Close()
+	connB := connect()
+	defer connB.Close()
 	ctx := context.Background()
-	path := zktest.ExamplePath("WithLease")
+	path := "/locks/reports-" + rand.Text() // random: runs of this example never meet
 	acl := zk.WorldACL(zk.PermAll)
 
 	// The stalled holder: first in the queue, lease 500ms, never renewed.
-	for _, p := range []string{zktest.Root, path} {
+	for _, p := range []string{"/locks", path} {
 		_, _ = connA.Create(p, nil, 0, acl)
 	}
 	stalled, err := connA.Create(path+"/_c_0123456789abcdef0123456789abcdef-lock-", []byte("lease=500ms held"),
@@ -66,7 +88,7 @@ func ExampleWithLease() {
 	staleToken := st.Czxid
 
 	b, _ := timeout.New(connB, path, timeout.WithLease(time.Second),
-		timeout.WithSessionTimeout(zktest.DefaultSessionTimeout))
+		timeout.WithSessionTimeout(sessionTimeout))
 	if err := b.Lock(ctx); err != nil { // waits about 500ms, then evicts
 		fmt.Println(err)
 		return

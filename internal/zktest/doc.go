@@ -17,6 +17,9 @@
 // three-node ensemble (internal/ensemble) started once per test binary on
 // first use and closed by Main. Without any ZooKeeper the tests fail with a
 // message that says how to install one; only go test -short skips them.
+// A package whose Examples talk to ZooKeeper uses MainWithExamples instead
+// of Main: its Examples connect to ZK_SERVERS as a program would, so when
+// that is unset it starts the local ensemble first and sets ZK_SERVERS to it.
 //
 // Fault tests get the local ensemble itself from Ensemble (to stop, kill or
 // restart members), cut one client off with a Cutter, or have its session

@@ -22,6 +22,9 @@ var local struct {
 	e       *ensemble.Ensemble
 	err     error
 	took    time.Duration
+	// exported is the ZK_SERVERS value MainWithExamples set for the local
+	// ensemble, "" when it set none.
+	exported string
 }
 
 // Main is the TestMain of every package that talks to ZooKeeper: it runs
@@ -123,10 +126,18 @@ func skipUnlessLocal(t testing.TB, why string) {
 	}
 }
 
-// external parses ZK_SERVERS; nil when it is unset or blank.
+// external parses ZK_SERVERS; nil when it is unset or blank, or names the
+// local ensemble (MainWithExamples set it so).
 func external() []string {
+	env := os.Getenv("ZK_SERVERS")
+	local.mu.Lock()
+	ours := local.exported != "" && env == local.exported
+	local.mu.Unlock()
+	if ours {
+		return nil
+	}
 	var out []string
-	for _, s := range strings.Split(os.Getenv("ZK_SERVERS"), ",") {
+	for _, s := range strings.Split(env, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
@@ -136,10 +147,30 @@ func external() []string {
 
 func localEnsemble(t testing.TB) *ensemble.Ensemble {
 	t.Helper()
+	e, startedNow, err := startLocal()
+	if startedNow {
+		t.Logf("zktest: started a local %d-node ZooKeeper %s ensemble in %v: %s",
+			e.Size(), e.Version(), local.took.Round(time.Millisecond), e.ConnectString())
+	}
+	switch {
+	case errors.Is(err, ensemble.ErrNoZooKeeper), errors.Is(err, errLocalClosed):
+		t.Fatal(err.Error())
+	case err != nil:
+		t.Fatalf("zktest: the local ZooKeeper ensemble failed to start (not retried in this test binary): %v", err)
+	}
+	return e
+}
+
+var errLocalClosed = errors.New("zktest: the local ensemble is closed (Main has returned)")
+
+// startLocal returns the local ensemble, starting it on the first call;
+// startedNow is true for the call that started it. A failed start is not
+// retried: every later call returns its error.
+func startLocal() (e *ensemble.Ensemble, startedNow bool, err error) {
 	local.mu.Lock()
 	defer local.mu.Unlock()
 	if local.closed {
-		t.Fatal("zktest: the local ensemble is closed (Main has returned)")
+		return nil, false, errLocalClosed
 	}
 	if !local.started {
 		local.started = true
@@ -148,16 +179,7 @@ func localEnsemble(t testing.TB) *ensemble.Ensemble {
 		local.e, local.err = ensemble.Start(ctx, ensemble.DefaultConfig())
 		local.took = time.Since(t0)
 		cancel()
-		if local.err == nil {
-			t.Logf("zktest: started a local %d-node ZooKeeper %s ensemble in %v: %s",
-				local.e.Size(), local.e.Version(), local.took.Round(time.Millisecond), local.e.ConnectString())
-		}
+		startedNow = local.err == nil
 	}
-	switch {
-	case errors.Is(local.err, ensemble.ErrNoZooKeeper):
-		t.Fatal(local.err.Error())
-	case local.err != nil:
-		t.Fatalf("zktest: the local ZooKeeper ensemble failed to start (not retried in this test binary): %v", local.err)
-	}
-	return local.e
+	return local.e, startedNow, local.err
 }
