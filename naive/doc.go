@@ -25,6 +25,18 @@
 //     tries again, and gives up with the connection error only after a
 //     few failures in a row (see "Failure modes that remain").
 //
+// The tree while session A holds /locks/orders and sessions B and C wait
+// (taken from a run): the lock is one node, and both waiters watch that
+// same node, which is why its delete wakes them all.
+//
+//	/locks                 persistent, made by the first Lock that needs it
+//	`-- orders             EPHEMERAL, owner session A: A holds the lock
+//	                       data "701059de1680e6d6": the id of A's Lock call
+//
+//	A: data watch on /locks/orders     (its own node: Done closes if it goes)
+//	B: exists watch on /locks/orders   no node of its own; waits
+//	C: exists watch on /locks/orders   no node of its own; waits
+//
 // After a successful create, Lock reads the node back with a data watch
 // (internal/hold): its ephemeralOwner proves the node is ours, its czxid is
 // the fencing token (Token), and the watch closes Done when the node goes

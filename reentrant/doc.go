@@ -31,6 +31,20 @@
 // and who waits for it, whichever process they run in (the notes identify
 // the client by IP and thread id; host, pid and owner play that part here).
 //
+// The tree while owner job-42 holds the lock three levels deep (InNode
+// mode) and job-43, an owner of another Mutex, waits (taken from a run;
+// nodes as in package sequential): re-entry adds no node, and an owner of
+// the holder's own Mutex waits in the process, not in the queue.
+//
+//	/locks/orders                                           container
+//	|-- _c_33a0187a01d5d063947e5f72a3747c48-lock-0000000000   Mutex 1: job-42 holds
+//	|     {"host":"vm","pid":28245,"owner":"job-42","mode":"node","count":3}
+//	`-- _c_6ed50dd95dbedfabe313f7edcdf93a22-lock-0000000001   Mutex 2: job-43 waits,
+//	      {"host":"vm","pid":28245,"owner":"job-43","mode":"memory"}  watches ...0000
+//
+//	job-44 on Mutex 1: no node; waits in the process until job-42's count is 0,
+//	then joins the queue
+//
 // A Mutex is one contender on ZooKeeper, shared by any number of owners in
 // the process. While one owner holds or acquires the lock, the others wait
 // in the process, on a one-slot channel (honouring their ctx), and take the

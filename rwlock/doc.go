@@ -20,6 +20,18 @@
 //     lock is ours with no further request; otherwise list again (2).
 //  6. Unlock and RUnlock delete our node.
 //
+// The tree of readers R1 and R2 holding the read lock, a writer W waiting,
+// and a reader R3 that came after W (names from a run; Curator's names,
+// EPHEMERAL_SEQUENTIAL, one line for both kinds):
+//
+//	/locks/catalog                                            container
+//	|-- _c_ccade6b77793509d67ac6878a23210ca-__READ__0000000000   R1 reads
+//	|-- _c_63c3ec61e16182e9d9991277b242d1a0-__READ__0000000001   R2 reads
+//	|-- _c_9eba3f1699a7a0ad5238b748c1910149-__WRIT__0000000002   W waits, watches ...0001
+//	`-- _c_770fb209d6d13618a5390ac47f61ec87-__READ__0000000003   R3 waits, watches ...0002
+//
+//	R3 waits for W although R1 and R2 read: no reader passes a waiting writer.
+//
 // # Why each waiter watches what it watches
 //
 // A writer watches its predecessor, whatever its kind, as in sequential:

@@ -25,6 +25,18 @@
 //  6. Unlock deletes our node, which fires the watch of the one contender
 //     behind us.
 //
+// The tree of three contenders, A, B and C, each on its own session and in
+// that order (names from a run; every child is EPHEMERAL_SEQUENTIAL, and
+// each contender also keeps a data watch on its own node): A holds, and
+// each waiter watches only the node just ahead of it.
+//
+//	/locks/orders                                           container
+//	|-- _c_ed16e5dcad6842c435e98e05379dc27f-lock-0000000000   A holds
+//	|-- _c_d7f88d30fe5f0dd03b81046ef83dc91e-lock-0000000001   B waits, watches ...0000
+//	`-- _c_b7807a458229ede21f16f4a42dcb5d5e-lock-0000000002   C waits, watches ...0001
+//
+//	A's Unlock deletes ...0000: only B wakes, and holds; C sleeps on.
+//
 // Steps 1 to 5 are the function lock in recipe.go, top-down, numbered as
 // here: read that file first. Each step is one call into the queue client
 // below it (internal/lockq), which keeps the hardening out of the recipe:

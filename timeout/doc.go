@@ -19,6 +19,19 @@
 // its own tells the caller which limit was hit: the bound, or ctx's own
 // deadline.
 //
+// The tree of a holder A and two waiters B and C with a 3s lease (taken
+// from a run; nodes as in package sequential): each node states its
+// lease, the holder's says "held", and only B, right behind the holder,
+// judges whether that lease has run out.
+//
+//	/locks/orders                                           container
+//	|-- _c_eb2251289f106cd62d685908b903da20-lock-0000000000   "lease=3000ms held"
+//	|     A holds; rewrites its data every 1s (lease/3), which moves its mtime
+//	|-- _c_95daec0fa0b401107c7c2c7030930884-lock-0000000001   "lease=3000ms"
+//	|     B watches ...0000 (woken by every renewal) and judges A's lease
+//	`-- _c_e6daec975537e29d69556b820a369b7b-lock-0000000002   "lease=3000ms"
+//	      C watches ...0001; leaves the judging to B
+//
 // # Session expiry and lease expiry
 //
 // Every lock of this module ends with its holder's session: ZooKeeper
