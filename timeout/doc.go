@@ -59,15 +59,22 @@
 // # The lease record
 //
 // A contender's node holds its lease as ASCII text: "lease=<ms>ms" while it
-// waits, "lease=<ms>ms held" once it holds the lock. When Lock acquires the
-// lock it writes the "held" form (the stamp), and Lock returns only after
-// that write. Every renewal writes it again with a versioned setData on
-// the holder's own node. ZooKeeper stamps each write with the node's mtime,
-// so the mtime of a node that says "held" is the ZooKeeper time of its last
-// renewal made while holding the lock. The stamp matters because a
-// waiter's node may have been written long ago, while it waited; a
-// "held" mtime cannot be that old. Nodes with any other data (a sequential
-// lock's, Curator's, kazoo's) declare no lease and are never evicted.
+// waits, "lease=<ms>ms held" once it holds the lock. The first write of a
+// hold writes the "held" form (the record); every renewal writes it again
+// with a versioned setData on the holder's own node. ZooKeeper stamps each
+// write with the node's mtime, so the mtime of a node that says "held" is
+// the ZooKeeper time of a write its holder sent while holding the lock; a
+// waiter's node may have been written long ago, while it waited, but a
+// "held" mtime cannot be that old. Nodes with any other data (a
+// sequential lock's, Curator's, kazoo's) declare no lease and are never
+// evicted.
+//
+// The record is not on the handoff's path: Lock returns as soon as the
+// queue says we hold, and the record goes out right after, from the
+// renewal goroutine. A hold released before that never sends it. Only a
+// contender that waited so long that less than a renewal interval of its
+// lease would be left (see below) waits for the record before Lock
+// returns.
 //
 // # Judging expiry with ZooKeeper's clock
 //
@@ -97,10 +104,13 @@
 // waits again) or too late. It never makes it evict early. The tests run
 // holders and waiters with clocks minutes apart and see the same evictions.
 //
-// While the holder renews on time, waiters only read; they write (probe)
-// only when a head looks expired. A head that holds the lock but has not
-// stamped yet is judged from the first probe that follows the waiter's
-// sighting of it, so a new holder always has a full lease to stamp.
+// While the holder renews on time, waiters only read, and the judge's
+// first look costs nothing: the read that set its watch on the head
+// returned the head's data and stat. It writes (probes) only when a head
+// looks expired. A head that holds the lock but has not written its record
+// yet gets a renewal interval to do so (a live one does at once); after
+// that it is judged from the first probe that follows the judge's sighting
+// of it at the head.
 //
 // ZooKeeper's clock is the leader's wall clock, read when it proposes the
 // write, so two mtimes are comparable only when one leader stamped both.
@@ -151,13 +161,51 @@
 //
 // The holder renews every lease/3, so two renewals in a row can fail before
 // the lease is in danger. It also watches its own lease with its local
-// clock, which is safe in that direction: ZooKeeper stamped its last
-// renewal after the holder sent it, so the lease seen by the waiters ends
-// later than one counted from the send. If it has not renewed for 95% of
-// the lease (for example because it is cut off from the ensemble), it gives
-// the hold up before any waiter can evict it. Done closes, Err is
-// ErrLeaseExpired, and its node is deleted. A renewal that finds the node
-// gone or rewritten (NoNode, BadVersion) means the holder was evicted.
+// clock, and gives the hold up (Done closes, Err is ErrLeaseExpired, its
+// node is deleted) when it has gone 95% of a lease without a renewal
+// landing, for example because it is cut off from the ensemble. A renewal
+// that finds the node gone or rewritten (NoNode, BadVersion) means the
+// holder was evicted. Its lease counts from the send time of its last
+// write that landed; before the record lands, from the moment just before
+// its create was sent.
+//
+// # Why a judge never evicts a live holder
+//
+// Write L for the lease. The holder believes in its hold until its local
+// give-up time G = lastOK + 0.95 L, where lastOK is the send time of its
+// last write that landed, or, before its record lands, the moment J just
+// before its create was sent. The judge deletes the head only at the
+// version v it read right after a probe at ZooKeeper time p, and only when
+// start + L <= p. The delete succeeds only if v is still the node's
+// version, so no write of the holder's landed between the judge's read and
+// its delete. Three cases, by what v says:
+//
+//   - v is the waiting form: no record had landed. Then lastOK = J. The
+//     head's node did not exist before J, so it became the head after J;
+//     the judge saw it at the head in a listing after that, and start is
+//     the judge's first probe after the listing (in the present epoch): p
+//     >= start + L > J + L > G.
+//   - v says "held", written in this epoch: start is its mtime, stamped
+//     after the write was sent at time s, and lastOK = s (a later write
+//     would have moved the version). p >= mtime + L >= s + L > G.
+//   - v says "held", written under an earlier leader: start is the judge's
+//     first probe in this epoch. The holder's last landed write came
+//     before it (it would carry this epoch's zxid otherwise), so lastOK
+//     is earlier still, and p >= start + L > G.
+//
+// The comparisons of local with ZooKeeper time hold while the holder's
+// clock and the leader's tick within 5% of each other over a lease, which
+// is what the 0.95 is for. Lock returns without the record only while G
+// - now > L/3; a contender that waited longer than that writes the record
+// first and starts from its send time. Tests: a holder that renews is
+// never evicted (TestRenewalKeepsSlowHolder), one that stops is
+// (TestStoppedRenewalIsEvicted), one that stalls before its record only
+// one lease after its create (TestUnstampedHolderIsEvictedOnlyAfterItsLease),
+// one cut off before it gives up first
+// (TestHolderCutOffBeforeItsRecordGivesUpFirst), a judge that was third
+// when the head acquired still judges it (TestJudgeAfterAHandoff), and a
+// judge whose probe answer was lost keeps its version straight
+// (TestLostProbeAnswerDoesNotCostTheLock).
 //
 // # What a lease cannot do
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
 
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
@@ -20,9 +21,9 @@ import (
 // lost with the connection. The client reconnects to a member that has not
 // applied the probe yet: a read of the node without a sync first returns
 // the version before the probe. The waiter must not take that version for
-// its node's: with it, the "held" stamp after the acquisition fails with
-// BadVersion, which reads as an eviction, and a Lock that got the lock
-// reports it lost.
+// its node's: with it, the "held" record after the acquisition fails with
+// BadVersion, which reads as an eviction, and a hold that was never
+// evicted is reported lost.
 func TestLostProbeAnswerDoesNotCostTheLock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -37,7 +38,7 @@ func TestLostProbeAnswerDoesNotCostTheLock(t *testing.T) {
 	clock := &rateClock{last: time.Now(), now: time.Now(), rate: 3}
 	w := zktest.NewWire(t)
 	var mu sync.Mutex
-	probed, synced, staled := "", false, make(chan bool, 1)
+	probed, synced, staled, lost := "", false, make(chan bool, 1), make(chan struct{})
 	w.OnReply(func(r *zktest.Reply) zktest.Verdict {
 		mu.Lock()
 		defer mu.Unlock()
@@ -46,6 +47,7 @@ func TestLostProbeAnswerDoesNotCostTheLock(t *testing.T) {
 		case probed == "" && r.Request.Op == zktest.OpSetData && r.Err == 0:
 			probed = r.Request.Path // applied; its answer is lost
 			clock.step(-time.Minute)
+			close(lost)
 			return zktest.Break
 		case again && r.Request.Op == zktest.OpSync:
 			synced = true
@@ -66,16 +68,31 @@ func TestLostProbeAnswerDoesNotCostTheLock(t *testing.T) {
 	locked := make(chan error, 1)
 	go func() { locked <- waiter.Lock(ctx) }()
 	select {
-	case stale := <-staled:
-		t.Logf("the waiter read its node again after the lost probe, stale answer given: %v", stale)
+	case <-lost:
 	case <-ctx.Done():
-		t.Fatal("the waiter never read its node again after its lost probe")
+		t.Fatal("the waiter never probed")
 	}
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatalf("holder: Unlock: %v", err)
 	}
 	if err := <-locked; err != nil {
-		t.Fatalf("waiter: Lock after a lost probe answer and a stale read: %v; want the lock", err)
+		t.Fatalf("waiter: Lock after a lost probe answer: %v; want the lock", err)
+	}
+	// The "held" record is the first write after the lost probe: it must
+	// learn the node's version first, with a sync.
+	select {
+	case stale := <-staled:
+		t.Logf("the waiter read its node again after the lost probe, stale answer given: %v", stale)
+	case <-ctx.Done():
+		t.Fatal("the waiter never read its node again after its lost probe")
+	}
+	raw := zktest.Connect(t)
+	require.Eventually(t, func() bool {
+		data, _, err := raw.Get(waiter.Node())
+		return err == nil && string(data) == string(timeout.EncodeLease(lease, true))
+	}, 10*time.Second, 10*time.Millisecond, "the waiter's \"held\" record never landed")
+	if err := waiter.Err(); err != nil {
+		t.Fatalf("waiter: the hold was lost after a lost probe answer: %v", err)
 	}
 	t.Logf("waiter's lease writes: %+v", waiter.Writes())
 	if err := waiter.Unlock(ctx); err != nil {

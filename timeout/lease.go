@@ -99,7 +99,10 @@ type leaseHold struct {
 	ver     ver   // our node's data version, owned by the renewal goroutine
 	session int64 // the session that holds the node
 
-	lastOK time.Time // local send time of the last renewal that succeeded
+	// lastOK is the local send time of the last renewal that succeeded;
+	// before the first, a moment before the hold began (checker.joined).
+	lastOK  time.Time
+	stamped bool // the "held" record has been written
 
 	ctx    context.Context // cancelled by stop (Unlock)
 	cancel context.CancelFunc
@@ -132,7 +135,7 @@ func (h *leaseHold) stamp(ctx context.Context) error {
 		if err == nil {
 			sent := h.m.now()
 			if err = h.write(ctx, &h.m.stamps); err == nil {
-				h.lastOK = sent
+				h.lastOK, h.stamped = sent, true
 				return nil
 			}
 		}
@@ -165,8 +168,7 @@ func (h *leaseHold) write(ctx context.Context, sent *atomic.Int64) error {
 		}
 		h.ver = ver{stat.Version, true}
 	}
-	sent.Add(1)
-	stat, err := h.m.client.Set(ctx, h.path, h.data, h.ver.v)
+	stat, err := h.m.client.SetCounted(ctx, h.path, h.data, h.ver.v, sent)
 	if err != nil {
 		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 			h.ver.known = false // it may or may not have been applied
@@ -177,11 +179,19 @@ func (h *leaseHold) write(ctx context.Context, sent *atomic.Int64) error {
 	return nil
 }
 
-// run renews the lease until Unlock stops it or the hold ends.
+// giveUpAt is the local time at which the holder stops believing in its
+// hold unless a renewal succeeds first.
+func (h *leaseHold) giveUpAt() time.Time { return h.lastOK.Add(h.lease - h.lease/giveUpShare) }
+
+// run writes the "held" record if stamp left it, then renews the lease
+// until Unlock stops it or the hold ends.
 func (h *leaseHold) run() {
 	defer close(h.exited)
-	every := h.lease / renewalsPerLease
-	timer := time.NewTimer(every)
+	first := h.lease / renewalsPerLease
+	if !h.stamped {
+		first = 0 // the "held" record, at once
+	}
+	timer := time.NewTimer(first)
 	defer timer.Stop()
 	for {
 		select {
@@ -212,7 +222,7 @@ func (h *leaseHold) run() {
 // the hold is lost.
 func (h *leaseHold) renew() (next time.Duration, lost error) {
 	every := h.lease / renewalsPerLease
-	giveUpAt := h.lastOK.Add(h.lease - h.lease/giveUpShare)
+	giveUpAt := h.giveUpAt()
 	left := giveUpAt.Sub(h.m.now())
 	if left <= 0 {
 		return 0, fmt.Errorf("%w (%w): no renewal for %v",
@@ -230,11 +240,15 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 		case <-ctx.Done():
 		}
 	}()
+	counter := &h.m.renewals
+	if !h.stamped {
+		counter = &h.m.stamps
+	}
 	sent := h.m.now()
-	err := h.write(ctx, &h.m.renewals)
+	err := h.write(ctx, counter)
 	switch {
 	case err == nil:
-		h.lastOK = sent
+		h.lastOK, h.stamped = sent, true
 		return every, nil
 	case h.ctx.Err() != nil:
 		return every, nil // Unlock: the loop ends at its next select
@@ -324,8 +338,14 @@ type checker struct {
 	anchored bool
 	offset   int64 // ms; ZooKeeper time >= local time + offset
 
-	head  string
-	since int64 // ZooKeeper ms, not before head became the head; 0: unknown
+	head   string
+	since  int64 // ZooKeeper ms, not before head became the head; 0: unknown
+	graced bool  // head, unstamped, was given a renewal interval to stamp
+
+	// joined is our local time just before our create was sent. Our node
+	// cannot be the head before it exists, so it is a moment before we
+	// could hold: the lease of our hold may run from it (see stamp).
+	joined time.Time
 
 	// epoch is the leader epoch of our last probe (the high 32 bits of
 	// its zxid), epochSince the ZooKeeper time of our first probe in it.
@@ -361,31 +381,36 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 		}
 	}
 	if self != c.self {
-		c.self, c.ver, c.anchored = self, ver{}, false
+		// Our node was created with version 0, and only we write it.
+		c.self, c.ver, c.anchored = self, ver{0, true}, false
 	}
 	if head != c.head {
-		c.head, c.since = head, 0
-	}
-	if !c.anchored || !c.ver.known {
-		// Our node's mtime is a recent ZooKeeper timestamp: the first
-		// anchor, for the price of a read.
-		st, err := c.readSelf(ctx)
-		if err != nil {
-			return c.failed(ctx, "read our node", err, false)
-		}
-		c.observe(st.Mtime)
+		c.head, c.since, c.graced = head, 0, false
 	}
 
-	data, st, err := c.m.client.Get(ctx, c.head)
-	if err != nil {
-		return c.failed(ctx, "read the head", err, true)
+	// The watch's read of our predecessor is as fresh as the watch: when
+	// the predecessor is the head, it costs nothing to look at.
+	data, st := w.PredData, w.PredStat
+	if head != w.Pred || st == nil {
+		var err error
+		if data, st, err = c.m.client.Get(ctx, c.head); err != nil {
+			return c.failed(ctx, "read the head", err, true)
+		}
 	}
 	c.observe(st.Mtime)
 	lease, held, ok := parseLease(data)
 	if !ok {
 		return c.m.idlePoll(), nil // no lease to judge; look again later
 	}
-	if start := c.guessStart(held, st); start != 0 {
+	start := c.guessStart(held, st)
+	if start == 0 && !c.graced {
+		// A head that has not stamped yet: a live one stamps as soon as it
+		// holds. Give it a renewal interval before the first probe, which
+		// is a quorum write.
+		c.graced = true
+		return lease / renewalsPerLease, nil
+	}
+	if start != 0 {
 		if due := start + lease.Milliseconds() - c.zkNowAtLeast(); due > 0 {
 			return time.Duration(due) * time.Millisecond, nil
 		}
@@ -409,7 +434,7 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 	if c.since == 0 {
 		c.since = p // p follows the listing that showed this head
 	}
-	start := c.start(held, st)
+	start = c.start(held, st)
 	if due := start + lease.Milliseconds() - p; due > 0 {
 		return time.Duration(due) * time.Millisecond, nil
 	}
@@ -476,8 +501,7 @@ func (c *checker) probe(ctx context.Context) (mtime, epoch int64, err error) {
 			return 0, 0, err
 		}
 	}
-	c.m.probes.Add(1)
-	st, err := c.m.client.Set(ctx, c.self, c.data, c.ver.v)
+	st, err := c.m.client.SetCounted(ctx, c.self, c.data, c.ver.v, &c.m.probes)
 	if err != nil {
 		c.ver.known = false
 		return 0, 0, err

@@ -149,8 +149,9 @@ var _ zklocks.Locker = (*Mutex)(nil)
 
 // Lock acquires the lock, waiting until it is free, ctx is done, or an
 // error makes waiting pointless. While it waits it evicts a holder whose
-// lease has run out. With a lease, Lock returns once the hold's lease is
-// stamped. On any failure our node is deleted before Lock returns (or, if
+// lease has run out. With a lease, the hold's first write (the "held"
+// record) is sent as Lock returns, or before when the wait was long (see
+// the package doc's lease argument). On any failure our node is deleted before Lock returns (or, if
 // the connection is down, in the background until the session ends).
 func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.acquire(ctx, true)) }
 
@@ -208,7 +209,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 // attempt's log, nil when off.
 func (m *Mutex) take(ctx context.Context, n *lockq.Node, wait bool, lg *oplog.Log) (*holding, error) {
 	start := lg.Now()
-	j := &checker{m: m, data: encodeLease(m.opts.lease, false)}
+	j := &checker{m: m, data: encodeLease(m.opts.lease, false), joined: m.now()}
 	if err := m.lock(ctx, n, wait, j); err != nil {
 		m.q.Abandon(ctx, n)
 		if j.lease != nil {
@@ -232,21 +233,30 @@ func (m *Mutex) take(ctx context.Context, n *lockq.Node, wait bool, lg *oplog.Lo
 	return h, nil
 }
 
-// stamp begins the lease of the hold on node n, when there is one: the
-// "held" record, whose ZooKeeper time the lease runs from. The lease is
-// left in j for take.
+// stamp begins the lease of the hold on node n, when there is one, and
+// leaves it in j for take. The "held" record is the hold's first write;
+// the lease runs from a moment known to precede the hold until that
+// record lands, and from the record's send time after.
+//
+// That moment is j.joined, taken before our create was sent. While it
+// leaves the hold more than a renewal interval, Lock returns at once and
+// the record is written in the background, off the handoff's path; a
+// waiter that queued for longer waits for the record before Lock returns.
 func (m *Mutex) stamp(ctx context.Context, n *lockq.Node, j *checker) error {
 	if m.opts.lease == 0 {
 		return nil
 	}
 	lctx, cancel := context.WithCancel(context.Background())
 	l := &leaseHold{m: m, node: n, path: n.Path(), data: encodeLease(m.opts.lease, true),
-		lease: m.opts.lease, ver: ver{0, true}, session: m.conn.SessionID(), ctx: lctx, cancel: cancel,
-		done: make(chan struct{}), exited: make(chan struct{})}
+		lease: m.opts.lease, ver: ver{0, true}, session: m.conn.SessionID(), lastOK: j.joined,
+		ctx: lctx, cancel: cancel, done: make(chan struct{}), exited: make(chan struct{})}
 	if j.self == l.path {
 		l.ver = j.ver // we waited, and our probes moved the version
 	}
 	j.lease = l
+	if l.giveUpAt().Sub(m.now()) > l.lease/renewalsPerLease {
+		return nil // run writes the record first
+	}
 	err := l.stamp(ctx)
 	switch {
 	case err == nil:

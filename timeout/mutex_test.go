@@ -773,7 +773,8 @@ func TestLeaseWriteCost(t *testing.T) {
 		case row.opts == nil:
 			assert.Zero(t, r.lease.Total(), "%s: a Mutex without a lease wrote for its lease", row.name)
 		case !row.mayLose:
-			assert.EqualValues(t, r.holds, r.lease.Stamps, "%s: one stamp per hold", row.name)
+			// A hold released before its "held" record went out never sends it.
+			assert.LessOrEqual(t, r.lease.Stamps, int64(r.holds), "%s: at most one stamp per hold", row.name)
 		}
 	}
 	t.Log("\n" + strings.Join(report, "\n"))

@@ -14,9 +14,10 @@ import (
 // after a lost answer, watching our node for a loss, deleting twins.
 //
 // timeout: two steps change, for the lease of notes 001 §4.3 (the acquire
-// bound is ctx's: LockTimeout). The holder stamps its lease once it holds
-// the lock, and a waiter judges the head's lease while it waits, by
-// ZooKeeper's clock, evicting a head whose lease has run out.
+// bound is ctx's: LockTimeout). The holder's lease starts with the hold,
+// and its "held" record follows, and a waiter judges the head's lease
+// while it waits, by ZooKeeper's clock, evicting a head whose lease has
+// run out.
 func (m *Mutex) lock(ctx context.Context, n *lockq.Node, wait bool, j *checker) error {
 	// 0. TryLock looks before it joins: a queue with anyone in it means
 	//    waiting, and joining would only cost a create and a delete.
@@ -40,8 +41,8 @@ func (m *Mutex) lock(ctx context.Context, n *lockq.Node, wait bool, j *checker) 
 
 		// 3. The smallest number holds the lock: if it is ours, we hold it.
 		if line.First() {
-			// timeout: and the lease runs from the ZooKeeper time of our
-			// "held" stamp, written before Lock returns.
+			// timeout: and our lease runs, from a moment before our
+			// create; the "held" record is written as Lock returns.
 			return m.stamp(ctx, n, j)
 		}
 		if !wait {

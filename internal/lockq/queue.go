@@ -37,7 +37,8 @@ type Wait struct {
 	Head     string // the head's full path, as of the last listing
 	Self     string // our node's full path
 	Pred     string // the node we watch, just ahead of ours
-	PredData []byte // its data, as the read that set the watch saw it
+	PredData []byte   // its data, as the read that set the watch saw it
+	PredStat *zk.Stat // its stat, as that read saw it
 	Second   bool   // Pred is the head
 }
 
@@ -87,7 +88,8 @@ type Node struct {
 	// gone keeps it for the next.
 	watched  string
 	ev       <-chan zk.Event
-	predData []byte // the watched node's data
+	predData []byte   // the watched node's data
+	predStat *zk.Stat // and its stat
 	// listing is step 2's first listing, sent beside the watch on our
 	// node right after the create (nil once taken).
 	listing *listing

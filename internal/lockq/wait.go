@@ -65,7 +65,7 @@ const (
 // already gone.
 func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, error) {
 	for {
-		data, _, ch, err := q.c.GetW(ctx, l.Pred)
+		data, st, ch, err := q.c.GetW(ctx, l.Pred)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			n.ev = nil
@@ -81,7 +81,7 @@ func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, e
 		if n.log != nil && n.watched != l.Pred {
 			n.log.Wait(ctx, n.path, l.Pred, l.Ahead, q.c.Conn.SessionID())
 		}
-		n.watched, n.ev, n.predData = l.Pred, ch, data
+		n.watched, n.ev, n.predData, n.predStat = l.Pred, ch, data, st
 		*b = backoff{}
 		return true, nil
 	}
@@ -91,7 +91,7 @@ func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, e
 func callHooks(ctx context.Context, n *Node, l Line, hooks []WhileWaiting) (time.Duration, error) {
 	var soonest time.Duration
 	for _, h := range hooks {
-		again, err := h(ctx, Wait{Head: l.Head, Self: n.path, Pred: l.Pred, PredData: n.predData, Second: l.Second()})
+		again, err := h(ctx, Wait{Head: l.Head, Self: n.path, Pred: l.Pred, PredData: n.predData, PredStat: n.predStat, Second: l.Second()})
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return 0, ctx.Err()

@@ -198,7 +198,17 @@ func (c *Client) GetSynced(ctx context.Context, path string) ([]byte, *zk.Stat, 
 
 // Set writes a node's data if its version still matches.
 func (c *Client) Set(ctx context.Context, path string, data []byte, version int32) (*zk.Stat, error) {
+	return c.SetCounted(ctx, path, data, version, nil)
+}
+
+// SetCounted is Set that adds one to sent (when not nil) as the request
+// goes out, and not when ctx was done before: counters of writes sent
+// then match the leader's proposals.
+func (c *Client) SetCounted(ctx context.Context, path string, data []byte, version int32, sent *atomic.Int64) (*zk.Stat, error) {
 	return call(ctx, c, func() (*zk.Stat, error) {
+		if sent != nil {
+			sent.Add(1)
+		}
 		return c.Conn.Set(path, data, version)
 	}, nil)
 }
