@@ -34,12 +34,12 @@ type WhileWaiting func(ctx context.Context, w Wait) (again time.Duration, err er
 
 // Wait is the queue as a waiter sees it when it is about to wait.
 type Wait struct {
-	Head     string // the head's full path, as of the last listing
-	Self     string // our node's full path
-	Pred     string // the node we watch, just ahead of ours
+	Head     string   // the head's full path, as of the last listing
+	Self     string   // our node's full path
+	Pred     string   // the node we watch, just ahead of ours
 	PredData []byte   // its data, as the read that set the watch saw it
 	PredStat *zk.Stat // its stat, as that read saw it
-	Second   bool   // Pred is the head
+	Second   bool     // Pred is the head
 }
 
 // Queue is the queue of one lock path, as one contender uses it.
