@@ -484,7 +484,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.Notifications += c.s.events.Load()
 		// Self: every event that reached a holder, plus, for locks that
 		// name their node, events about it that came while acquiring (a
-		// stamp written before Lock returns).
+		// timeout holder's "held" record, when a long wait made Lock
+		// write it before returning).
 		res.SelfNotifications += c.s.holdSelf.Load()
 		res.SelfDeleted += c.s.holdSelfDeleted.Load()
 		if len(c.owned) > 0 {

@@ -219,22 +219,22 @@
 // sequential lock, Token keeps returning it until Unlock, so the stale
 // holder presents its real, stale token and is refused.
 //
-// A lease costs writes. Each acquisition takes one stamp, and each holder
-// makes one quorum write per lease/3 while it holds the lock. Each renewal
-// also wakes the next in line: its watch on its predecessor (the holder)
-// fires on every data change, so it gets one notification and re-reads the
-// holder once per renewal. No one else is woken. Measured against the
-// leader's proposal counter (TestLeaseWriteCost, which accounts for every
-// proposal: two per Lock call in the sequential lock, plus each write the
-// lease logic counts as it sends it) with a 3s lease, an uncontended
-// acquire/release takes 3.0 quorum writes instead of 2.0: the create, the
-// stamp and the delete. The delete does not care that the stamp and the
-// renewals moved the node's version on (the sequential lock deletes its
-// own node by name, at any version), so releasing a renewed hold costs no
-// extra write or read. With four contenders taking turns it was 3.27: a
-// waiter that finds a new holder before its stamp probes once (11 probes
-// in 40 acquisitions). With 900ms leases and 950ms holds, three renewals a
-// hold make it 6.12 (one probe in 8 acquisitions).
+// A lease costs writes. Each hold that lasts long enough for its record
+// to go out takes one, and each holder makes one quorum write per lease/3
+// while it holds the lock. Each of these also wakes the next in line: its
+// watch on its predecessor (the holder) fires on every data change, so it
+// gets one notification and re-reads the holder. No one else is woken.
+// Measured against the leader's proposal counter (TestLeaseWriteCost,
+// which accounts for every proposal: two per Lock call in the sequential
+// lock, plus each write the lease logic sends) with a 3s lease, an
+// uncontended acquire/release with no work under the lock takes 2.0
+// quorum writes, as in the sequential lock: the release comes before the
+// record goes out. With four contenders taking turns it was 2.02 (one
+// record in 40 holds, no probe). With 900ms leases and 950ms holds, the
+// record and three renewals a hold make it 5.75. The delete does not care
+// that the record and the renewals moved the node's version on (the
+// sequential lock deletes its own node by name, at any version), so
+// releasing a renewed hold costs no extra write or read.
 //
 //	go test -race -count=1 -v -run TestLeaseWriteCost ./timeout/
 //

@@ -120,8 +120,10 @@ type ver struct {
 	known bool
 }
 
-// stamp writes the "held" record: the lease runs from this write's
-// ZooKeeper time. It is the first renewal, made before Lock returns.
+// stamp writes the "held" record before Lock returns, for a contender
+// that waited so long that its lease, counted from before its create,
+// would leave too little (Mutex.stamp); the lease then runs from this
+// write's send time.
 //
 // A connection that goes while the stamp is on its way does not cost the
 // hold: the write is tried again a few times (write re-reads the version

@@ -151,8 +151,9 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // error makes waiting pointless. While it waits it evicts a holder whose
 // lease has run out. With a lease, the hold's first write (the "held"
 // record) is sent as Lock returns, or before when the wait was long (see
-// the package doc's lease argument). On any failure our node is deleted before Lock returns (or, if
-// the connection is down, in the background until the session ends).
+// the package doc's lease argument). On any failure our node is deleted
+// before Lock returns (or, if the connection is down, in the background
+// until the session ends).
 func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.acquire(ctx, true)) }
 
 // TryLock is Lock without waiting: it fails with ErrLocked when another
