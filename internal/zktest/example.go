@@ -4,9 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"reflect"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 )
@@ -14,7 +11,7 @@ import (
 // MainWithExamples is Main for a package whose Examples talk to ZooKeeper.
 //
 // An Example connects the way a program does, to the servers in
-// ZK_SERVERS. So when ZK_SERVERS is unset and the run selects an Example,
+// ZK_SERVERS. So when ZK_SERVERS is unset (and the run is not -short),
 // MainWithExamples starts the local ensemble before the run and sets
 // ZK_SERVERS to it in this process's environment. The package's tests
 // still treat that ensemble as local: Ensemble and PrivateEnsemble do not
@@ -29,7 +26,9 @@ func MainWithExamples(m *testing.M) {
 	if testing.Short() && run == "" {
 		_ = flag.Set("test.run", "^(Test|Fuzz)")
 	}
-	if !testing.Short() && external() == nil && runsAnExample(m, run) {
+	if !testing.Short() && external() == nil {
+		// Started for the Examples; the tests would start it anyway,
+		// unless the run selects only tests that need no ZooKeeper.
 		exportLocal()
 	}
 	Main(m)
@@ -54,45 +53,3 @@ func exportLocal() {
 	_ = os.Setenv("ZK_SERVERS", local.exported) // fails only on a malformed name
 }
 
-// runsAnExample reports whether the -run pattern run may select one of
-// m's Examples. A testing.M whose Examples it can not list counts as
-// having some.
-func runsAnExample(m *testing.M, run string) bool {
-	examples := reflect.ValueOf(m).Elem().FieldByName("examples")
-	if !examples.IsValid() || examples.Kind() != reflect.Slice {
-		return true
-	}
-	names := make([]string, examples.Len())
-	for i := range names {
-		names[i] = examples.Index(i).FieldByName("Name").String()
-	}
-	return maySelect(run, names)
-}
-
-// maySelect reports whether the -run pattern run may select a test named
-// one of names, each a name of one level (no '/'). It errs towards true:
-// a pattern it can not judge counts as selecting, which costs at most an
-// ensemble start the run did not need.
-//
-// go test matches each level of a name against the pattern's element of
-// that level ('/' separates levels, '|' alternatives), so a one-level name
-// is selected when some first-level element matches it. Splitting at every
-// '/' and '|' yields those elements and more; a piece cut out of (...) or
-// [...] does not compile, which counts as a match.
-func maySelect(run string, names []string) bool {
-	if len(names) == 0 {
-		return false
-	}
-	for _, piece := range strings.Split(strings.ReplaceAll(run, "|", "/"), "/") {
-		re, err := regexp.Compile(piece)
-		if err != nil {
-			return true
-		}
-		for _, name := range names {
-			if re.MatchString(name) {
-				return true
-			}
-		}
-	}
-	return false
-}

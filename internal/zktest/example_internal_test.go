@@ -6,29 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestMaySelect(t *testing.T) {
-	names := []string{"ExampleMutex_Lock", "ExampleContenders"}
-	for _, tc := range []struct {
-		run  string
-		want bool
-	}{
-		{"", true},
-		{"Example", true},
-		{"^ExampleContenders$", true},
-		{"Lock$", true},
-		{"TestA|ExampleMutex_Lock", true},
-		{"TestA/sub|Contenders", true},
-		{"/sub", true}, // an empty first element matches every name
-		{"(TestA|TestB)", true},
-		{"^Test", false},
-		{"^(Test|Fuzz)", true}, // cut inside (...): not judged
-		{"TestLock/ExampleX", false},
-	} {
-		assert.Equal(t, tc.want, maySelect(tc.run, names), "-run %q", tc.run)
-	}
-	assert.False(t, maySelect("", nil), "a package without Examples")
-}
-
 func TestExportedServersAreLocal(t *testing.T) {
 	local.mu.Lock()
 	saved := local.exported
