@@ -125,8 +125,8 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	o.log = oplog.New(o.logger, "rwlock", path)
 	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost}
 	m := &Mutex{path: path, opts: o, q: lockq.New(zkop.New(conn, o.sessionTimeout), path, cfg)}
-	m.w = side{m: m}
-	m.r = side{m: m, read: true}
+	m.w = side{m: m, slot: lockq.NewSlot(&m.mu, m.q)}
+	m.r = side{m: m, slot: lockq.NewSlot(&m.mu, m.q), read: true}
 	return m, nil
 }
 
@@ -135,25 +135,26 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 func (m *Mutex) begin(s *side, n *lockq.Node) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	w := m.w.slot.HeldLocked()
 	switch {
-	case s.state != idle:
+	case !s.slot.IdleLocked():
 		return ErrAlreadyLocked
-	case s == &m.w && m.r.state != idle:
+	case s == &m.w && !m.r.slot.IdleLocked():
 		return ErrUpgrade
-	case s == &m.r && m.w.state == acquiring:
+	case s == &m.r && m.w.slot.AcquiringLocked():
 		// Our read node could land ahead of our write node, and the write
 		// lock would then wait for our own reader.
 		return ErrAlreadyLocked
-	case s == &m.r && m.w.state == held && m.w.cur.Monitor().Err() != nil:
+	case s == &m.r && m.w.slot.LostLocked() != nil:
 		// A downgrade promises that no writer got in since our write; a
 		// lost write hold can not keep that promise.
-		return fmt.Errorf("%w: %w", ErrDowngrade, lostError(m.w.cur.Monitor().Err()))
+		return fmt.Errorf("%w: %w", ErrDowngrade, m.w.slot.LostLocked())
 	}
 	s.own = ""
-	if s == &m.r && m.w.state == held {
-		s.own = path.Base(m.w.cur.Path())
+	if s == &m.r && w != nil {
+		s.own = path.Base(w.Path())
 	}
-	s.state, s.cur = acquiring, n
+	s.slot.BeginLocked(n)
 	return nil
 }
 
@@ -206,8 +207,6 @@ func (m *Mutex) Reader() *Side { return &Side{m: m, s: &m.r} }
 // received, both sides together.
 func (m *Mutex) Stats() zklocks.Stats { return m.q.Client().Stats() }
 
-func lostError(reason error) error { return fmt.Errorf("%w: %w", ErrLockLost, reason) }
-
 // fail gives an error of the API the package's prefix (internal/lockerr).
 func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("rwlock", op, m.path, err) }
 
@@ -247,23 +246,23 @@ func (v *Side) Unlock(ctx context.Context) error {
 // of its node, or 0 when it holds nothing. Tokens grow in queue order, so
 // a writer's token is larger than that of every hold before it; readers
 // that share the lock have tokens in the order they queued.
-func (v *Side) Token() int64 { return v.s.token() }
+func (v *Side) Token() int64 { return v.s.slot.Token() }
 
 // Done returns a channel that is closed when this side's current hold
 // ends (released, or lost: node deleted, session expired, cut off for
 // longer than the session timeout); a closed channel when it holds
 // nothing. Like every Done of this module it comes late for a paused
 // process: fence the resource with Token.
-func (v *Side) Done() <-chan struct{} { return v.s.done() }
+func (v *Side) Done() <-chan struct{} { return v.s.slot.Done() }
 
 // Err returns why this side's last hold was lost, wrapped in ErrLockLost;
 // nil while it holds (and has not lost) the lock, after a plain release,
 // and before its first hold.
-func (v *Side) Err() error { return v.s.err() }
+func (v *Side) Err() error { return v.s.slot.Err() }
 
 // Node returns the full path of this side's node while it holds or
 // acquires the lock, "" otherwise.
-func (v *Side) Node() string { return v.s.node() }
+func (v *Side) Node() string { return v.s.slot.Node() }
 
 // Stats is the Mutex's Stats (both sides share one client).
 func (v *Side) Stats() zklocks.Stats { return v.m.Stats() }

@@ -11,7 +11,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
-	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
@@ -77,15 +76,6 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
-// state is where a Mutex is in its cycle.
-type state int
-
-const (
-	idle      state = iota // no node
-	acquiring              // inside Lock or TryLock
-	held                   // Lock or TryLock succeeded; Unlock not called yet
-)
-
 // Mutex is one contender for the lock at one path, with its own node in
 // the lock's queue. Use one Mutex per contender; its methods are safe for
 // concurrent use, but it holds the lock at most once at a time.
@@ -94,11 +84,8 @@ type Mutex struct {
 	opts options
 	q    *lockq.Queue
 
-	mu    sync.Mutex
-	state state
-	cur   *lockq.Node // the acquisition under way or the hold, nil when idle
-	log   *oplog.Hold // the hold's operation log, nil when off
-	lost  error       // why the last hold ended, if it was lost
+	mu   sync.Mutex
+	slot *lockq.Slot // idle, acquiring or held; guarded by mu
 }
 
 var _ zklocks.Locker = (*Mutex)(nil)
@@ -119,7 +106,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	}
 	o.log = oplog.New(o.logger, "sequential", path)
 	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost}
-	return &Mutex{path: path, opts: o, q: lockq.New(zkop.New(conn, o.sessionTimeout), path, cfg)}, nil
+	m := &Mutex{path: path, opts: o, q: lockq.New(zkop.New(conn, o.sessionTimeout), path, cfg)}
+	m.slot = lockq.NewSlot(&m.mu, m.q)
+	return m, nil
 }
 
 // Lock joins the queue and waits until this Mutex is first in it. It
@@ -145,42 +134,13 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	}
 	n := lockq.NewNode(m.opts.log)
 	m.mu.Lock()
-	if m.state != idle {
+	if !m.slot.IdleLocked() {
 		m.mu.Unlock()
 		return ErrAlreadyLocked
 	}
-	m.state, m.cur = acquiring, n
+	m.slot.BeginLocked(n)
 	m.mu.Unlock()
-
-	start := m.opts.log.Now()
-	err := m.lock(ctx, n, wait)
-	if err != nil {
-		m.q.Abandon(ctx, n)
-		if m.opts.log != nil && !errors.Is(err, ErrLocked) {
-			m.opts.log.Abandon(ctx, n.Path(), start, err)
-		}
-		m.mu.Lock()
-		m.state, m.cur = idle, nil
-		m.mu.Unlock()
-		return err
-	}
-	n.Monitor().Acquired()
-	hl := m.logAcquire(ctx, n, start)
-	m.mu.Lock()
-	m.state, m.lost, m.log = held, nil, hl
-	m.mu.Unlock()
-	return nil
-}
-
-// logAcquire writes the acquire event and has the monitor log a loss as
-// soon as it sees one (unless the lock built on this one does).
-func (m *Mutex) logAcquire(ctx context.Context, n *lockq.Node, start time.Time) *oplog.Hold {
-	if m.opts.log == nil {
-		return nil
-	}
-	h := m.opts.log.Acquire(ctx, n.Path(), n.Token(), m.q.Client().Conn.SessionID(), start)
-	n.Monitor().OnLoss(func(reason error) { h.Lost(context.Background(), reason) })
-	return h
+	return m.slot.Acquire(ctx, n, m.opts.log, ErrLocked, func() error { return m.lock(ctx, n, wait) })
 }
 
 // Unlock releases the lock by deleting this Mutex's node, which wakes the
@@ -192,24 +152,10 @@ func (m *Mutex) logAcquire(ctx context.Context, n *lockq.Node, start time.Time) 
 func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.unlock(ctx)) }
 
 func (m *Mutex) unlock(ctx context.Context) error {
-	m.mu.Lock()
-	if m.state != held {
-		m.mu.Unlock()
+	held, err := m.slot.Release(ctx)
+	if !held {
 		return ErrNotLocked
 	}
-	n, hl := m.cur, m.log
-	m.state, m.cur, m.log = idle, nil, nil
-	m.mu.Unlock()
-
-	err := m.q.Release(ctx, n)
-	if errors.Is(err, ErrLockLost) {
-		hl.Lost(ctx, err) // once: the monitor may have written it already
-		m.mu.Lock()
-		m.lost = err
-		m.mu.Unlock()
-		return err
-	}
-	hl.Release(ctx, err)
 	return err
 }
 
@@ -217,21 +163,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 // Mutex's node, or 0 when the lock is not held. It keeps returning the
 // token of a hold that has been lost until Unlock; a resource that
 // compares tokens rejects it once a newer holder has used its own.
-func (m *Mutex) Token() int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.state != held {
-		return 0
-	}
-	return m.cur.Token()
-}
-
-// closed is the channel Done returns when there is no hold.
-var closed = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
+func (m *Mutex) Token() int64 { return m.slot.Token() }
 
 // Done returns a channel that is closed when the current hold ends:
 // released by Unlock, or lost because the node was deleted, the session
@@ -239,46 +171,20 @@ var closed = func() chan struct{} {
 // than the session timeout. When the lock is not held it returns a closed
 // channel. A closed Done comes late; it never protects a holder that is
 // paused: use Token to fence the resource.
-func (m *Mutex) Done() <-chan struct{} {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.state != held {
-		return closed
-	}
-	return m.cur.Monitor().Done()
-}
+func (m *Mutex) Done() <-chan struct{} { return m.slot.Done() }
 
 // Err returns why the last hold was lost, wrapped in ErrLockLost; nil
 // while the lock is held (and not lost), after a plain Unlock, and before
 // the first hold.
-func (m *Mutex) Err() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.state == held {
-		if err := m.cur.Monitor().Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
-			return lostError(err)
-		}
-		return nil
-	}
-	return m.lost
-}
+func (m *Mutex) Err() error { return m.slot.Err() }
 
 // Node returns the full path of this Mutex's node while it holds the lock,
 // or while it acquires it once the node is created; "" otherwise.
-func (m *Mutex) Node() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cur == nil {
-		return ""
-	}
-	return m.cur.Path()
-}
+func (m *Mutex) Node() string { return m.slot.Node() }
 
 // Stats returns the requests this Mutex has sent and the watch events it
 // has received.
 func (m *Mutex) Stats() zklocks.Stats { return m.q.Client().Stats() }
-
-func lostError(reason error) error { return fmt.Errorf("%w: %w", ErrLockLost, reason) }
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
 func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("sequential", op, m.path, err) }

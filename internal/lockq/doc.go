@@ -31,6 +31,9 @@
 //     in the background until it is done or the session is gone
 //     (zkop.Client.Later).
 //   - lost: the hold ended without a release (internal/hold's reasons).
+//   - slot: one contender's cycle, idle, acquiring, held (Slot): what its
+//     Token, Done, Err and Node report, and its operation log. The
+//     sequential lock has one, the read-write lock one per side.
 //
 // # What it hides
 //

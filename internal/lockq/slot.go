@@ -1,0 +1,174 @@
+package lockq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/oplog"
+)
+
+// Slot is one contender's cycle around a Queue: idle (no node), acquiring
+// (a Node on its way into the queue), held (the Node holds the lock). It
+// keeps what the lock's Token, Done, Err and Node report, and books the
+// operation log's acquire, release and loss.
+//
+// A Slot has no mutex of its own: the lock's guards it, so that a lock
+// with two slots (the read-write lock) can check both under one. Methods
+// whose names end in Locked expect the caller to hold that mutex; the
+// others take it.
+type Slot struct {
+	mu    *sync.Mutex
+	q     *Queue
+	state slotState
+	cur   *Node       // the acquisition under way or the hold, nil when idle
+	log   *oplog.Hold // the hold's operation log, nil when off
+	lost  error       // why the last hold ended, if it was lost
+}
+
+type slotState int
+
+const (
+	slotIdle slotState = iota
+	slotAcquiring
+	slotHeld
+)
+
+// NewSlot returns an idle Slot of q, guarded by mu.
+func NewSlot(mu *sync.Mutex, q *Queue) *Slot { return &Slot{mu: mu, q: q} }
+
+// IdleLocked reports whether the slot has no node.
+func (s *Slot) IdleLocked() bool { return s.state == slotIdle }
+
+// AcquiringLocked reports whether an acquisition is under way.
+func (s *Slot) AcquiringLocked() bool { return s.state == slotAcquiring }
+
+// HeldLocked returns the Node that holds the lock, nil when none does.
+func (s *Slot) HeldLocked() *Node {
+	if s.state != slotHeld {
+		return nil
+	}
+	return s.cur
+}
+
+// BeginLocked starts an acquisition with n; the slot must be idle.
+func (s *Slot) BeginLocked(n *Node) { s.state, s.cur = slotAcquiring, n }
+
+// Acquire finishes the acquisition BeginLocked started: lock runs the
+// recipe for n. When it fails, n leaves the queue (Queue.Abandon) and the
+// slot is idle again; the failure is logged unless it is a TryLock's
+// "taken" (locked). When it succeeds, the slot holds the lock from now on.
+func (s *Slot) Acquire(ctx context.Context, n *Node, log *oplog.Log, locked error, lock func() error) error {
+	start := log.Now()
+	if err := lock(); err != nil {
+		s.q.Abandon(ctx, n)
+		if log != nil && !errors.Is(err, locked) {
+			log.Abandon(ctx, n.Path(), start, err)
+		}
+		s.mu.Lock()
+		s.state, s.cur = slotIdle, nil
+		s.mu.Unlock()
+		return err
+	}
+	n.Monitor().Acquired()
+	var hl *oplog.Hold
+	if log != nil {
+		hl = log.Acquire(ctx, n.Path(), n.Token(), s.q.c.Conn.SessionID(), start)
+		// The loss is logged when the monitor sees it, not when the owner
+		// next looks.
+		n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })
+	}
+	s.mu.Lock()
+	s.state, s.lost, s.log = slotHeld, nil, hl
+	s.mu.Unlock()
+	return nil
+}
+
+// Release ends the hold: it deletes the node (Queue.Release) and logs the
+// release or the loss. held is false, and nothing is done, when the slot
+// does not hold the lock.
+func (s *Slot) Release(ctx context.Context) (held bool, err error) {
+	s.mu.Lock()
+	if s.state != slotHeld {
+		s.mu.Unlock()
+		return false, nil
+	}
+	n, hl := s.cur, s.log
+	s.state, s.cur, s.log = slotIdle, nil, nil
+	s.mu.Unlock()
+
+	err = s.q.Release(ctx, n)
+	if errors.Is(err, s.q.cfg.Lost) {
+		hl.Lost(ctx, err) // once: the monitor may have written it already
+		s.mu.Lock()
+		s.lost = err
+		s.mu.Unlock()
+		return true, err
+	}
+	hl.Release(ctx, err)
+	return true, err
+}
+
+// Token is the hold's fencing token, 0 when the slot does not hold.
+func (s *Slot) Token() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != slotHeld {
+		return 0
+	}
+	return s.cur.Token()
+}
+
+// Done is closed when the hold ends; a closed channel when the slot does
+// not hold.
+func (s *Slot) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != slotHeld {
+		return closed
+	}
+	return s.cur.Monitor().Done()
+}
+
+// Err is why the last hold was lost, wrapped in the lock's Lost sentinel;
+// nil while it lasts, after a plain release, and before the first hold.
+func (s *Slot) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == slotHeld {
+		return s.LostLocked()
+	}
+	return s.lost
+}
+
+// LostLocked is why the current hold has been lost, as Err says it; nil
+// while it lasts or when there is none.
+func (s *Slot) LostLocked() error {
+	if s.state != slotHeld {
+		return nil
+	}
+	if err := s.cur.Monitor().Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
+		return fmt.Errorf("%w: %w", s.q.cfg.Lost, err)
+	}
+	return nil
+}
+
+// Node is the full path of the slot's node while it holds, or while it
+// acquires once the node is made; "" otherwise.
+func (s *Slot) Node() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return ""
+	}
+	return s.cur.Path()
+}
+
+// closed is the channel Done returns when there is no hold.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
