@@ -178,7 +178,7 @@
 // version v it read right after a probe at ZooKeeper time p, and only when
 // start + L <= p. The delete succeeds only if v is still the node's
 // version, so no write of the holder's landed between the judge's read and
-// its delete. Three cases, by what v says:
+// its delete. Four cases, by what v says:
 //
 //   - v is the waiting form: no record had landed. Then lastOK = J. The
 //     head's node did not exist before J, so it became the head after J;
@@ -192,6 +192,9 @@
 //     first probe in this epoch. The holder's last landed write came
 //     before it (it would carry this epoch's zxid otherwise), so lastOK
 //     is earlier still, and p >= start + L > G.
+//   - v says "held", written under a later leader than the probe's (the
+//     probe was answered before a leader change, the read after it): no
+//     start can be told, and the judge probes again.
 //
 // The comparisons of local with ZooKeeper time hold while the holder's
 // clock and the leader's tick within 5% of each other over a lease, which

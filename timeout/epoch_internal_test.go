@@ -42,7 +42,8 @@ func TestJudgeComparesMtimesOfOneEpochOnly(t *testing.T) {
 					c.since = p
 				}
 			}
-			evict := c.start(true, head)+lease-p <= 0
+			start, ok := c.start(true, head)
+			evict := ok && start+lease-p <= 0
 			if evict != tc.wantEvict {
 				t.Errorf("probe at %d (first in the epoch %d), head stamped %d under the old leader: evict %v, want %v",
 					p, c.epochSince, head.Mtime, evict, tc.wantEvict)
@@ -53,8 +54,21 @@ func TestJudgeComparesMtimesOfOneEpochOnly(t *testing.T) {
 	t.Run("same epoch: the head's own mtime", func(t *testing.T) {
 		c := &checker{epoch: newEpoch, epochSince: 1}
 		same := &zk.Stat{Mtime: 7000, Mzxid: epoch(newEpoch) | 9}
-		if got := c.start(true, same); got != 7000 {
-			t.Errorf("start = %d, want the head's mtime 7000", got)
+		if got, ok := c.start(true, same); !ok || got != 7000 {
+			t.Errorf("start = %d, %v; want the head's mtime 7000", got, ok)
+		}
+	})
+
+	// The judge's probe was answered by the old leader, and its read of
+	// the head, queued across the leader change, by a member of the new
+	// epoch that has the head's renewal: a fresh mtime by a clock 5s
+	// ahead of the probe's. Counting from the judge's first probe of the
+	// old epoch would evict the live head; the judge must probe again.
+	t.Run("head stamped by a newer leader than the probe: not judged", func(t *testing.T) {
+		c := &checker{epoch: oldEpoch, epochSince: 1}
+		newer := &zk.Stat{Mtime: renewedAt + skew, Mzxid: epoch(newEpoch) | 3}
+		if got, ok := c.start(true, newer); ok {
+			t.Errorf("start = %d, ok; want not comparable", got)
 		}
 	})
 }

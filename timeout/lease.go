@@ -436,7 +436,10 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 	if c.since == 0 {
 		c.since = p // p follows the listing that showed this head
 	}
-	start = c.start(held, st)
+	start, comparable := c.start(held, st)
+	if !comparable {
+		return relistSoon, nil
+	}
 	if due := start + lease.Milliseconds() - p; due > 0 {
 		return time.Duration(due) * time.Millisecond, nil
 	}
@@ -459,19 +462,24 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 
 // start returns the ZooKeeper time the head's lease runs from: its last
 // stamp if it holds and has stamped, else the earliest time we know it
-// has been the head (0 when we do not know one yet).
-func (c *checker) start(held bool, head *zk.Stat) int64 {
-	switch {
-	case held && epochOf(head.Mzxid) == c.epoch:
-		return head.Mtime
+// has been the head (0 when we do not know one yet). ok is false when the
+// head's last stamp comes from a newer leader than our probe (the probe
+// was answered before a leader change, the read after it): the two times
+// come from two clocks, and ours is the older. Probe again.
+func (c *checker) start(held bool, head *zk.Stat) (start int64, ok bool) {
+	switch e := epochOf(head.Mzxid); {
+	case held && e == c.epoch:
+		return head.Mtime, true
+	case held && e > c.epoch:
+		return 0, false
 	case held:
 		// Stamped under an earlier leader, by that leader's clock, which
 		// need not agree with this one's. The head has not renewed in
 		// this epoch (its stat would say so), so its last renewal came
 		// before our first probe in it: count from there.
-		return c.epochSince
+		return c.epochSince, true
 	}
-	return c.since
+	return c.since, true
 }
 
 // guessStart is start for our local guess of when to look next, which
