@@ -478,12 +478,12 @@ func (m *Mutex) Token() int64 {
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Done returns a channel that is closed when the current hold ends: by
-// Unlock, or because it was lost (node deleted, session expired, or no
-// contact with the ensemble for longer than the session timeout). When
-// the lock is not held it returns a closed channel. Done closes late,
-// never early: until it closes, a paused or partitioned process can still
-// believe it holds a lock that the ensemble has already given away; use
-// Token to fence the resource.
+// Unlock, or because it was lost (node deleted, session expired, or cut
+// off from the ensemble so long that the servers may soon expire the
+// session). When the lock is not held it returns a closed channel. Done
+// closes late, never early: until it closes, a paused or partitioned
+// process can still believe it holds a lock that the ensemble has already
+// given away; use Token to fence the resource.
 func (m *Mutex) Done() <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -249,9 +249,9 @@ func (v *Side) Unlock(ctx context.Context) error {
 func (v *Side) Token() int64 { return v.s.slot.Token() }
 
 // Done returns a channel that is closed when this side's current hold
-// ends (released, or lost: node deleted, session expired, cut off for
-// longer than the session timeout); a closed channel when it holds
-// nothing. Like every Done of this module it comes late for a paused
+// ends (released, or lost: node deleted, session expired, or cut off so
+// long that the servers may soon expire the session); a closed channel
+// when it holds nothing. Like every Done of this module it comes late for a paused
 // process: fence the resource with Token.
 func (v *Side) Done() <-chan struct{} { return v.s.slot.Done() }
 

@@ -161,8 +161,9 @@
 //
 // The holder renews every lease/3, so two renewals in a row can fail before
 // the lease is in danger. It also watches its own lease with its local
-// clock, and gives the hold up (Done closes, Err is ErrLeaseExpired, its
-// node is deleted) when it has gone 95% of a lease without a renewal
+// clock, and gives the hold up (Done closes, Err is ErrLeaseExpired; it
+// deletes its node once it can reach the ensemble, unless a judge has
+// evicted it first) when it has gone 95% of a lease without a renewal
 // landing, for example because it is cut off from the ensemble. A renewal
 // that finds the node gone or rewritten (NoNode, BadVersion) means the
 // holder was evicted. Its lease counts from the send time of its last

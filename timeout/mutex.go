@@ -332,8 +332,9 @@ func (m *Mutex) Token() int64 {
 
 // Done returns a channel that is closed when the current hold ends:
 // Unlock, eviction, a renewal that could not be made in time, the node
-// deleted, the session expired or cut off for longer than the session
-// timeout. When the lock is not held it returns a closed channel.
+// deleted, the session expired, or cut off so long that the servers may
+// soon expire the session. When the lock is not held it returns a closed
+// channel.
 func (m *Mutex) Done() <-chan struct{} {
 	m.mu.Lock()
 	h := m.cur

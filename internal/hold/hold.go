@@ -1,7 +1,8 @@
 // Package hold watches one lock node for as long as its owner cares and
 // tells the owner, through a channel, when the node can no longer be
 // trusted to be there: it was deleted, its session expired, or the client
-// has been cut off from the ensemble for longer than the session timeout.
+// has been cut off from the ensemble so long that the servers may soon
+// expire its session.
 //
 // The last case is the one a client cannot observe directly. While it is
 // disconnected it does not know whether the servers have already expired
