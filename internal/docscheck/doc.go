@@ -74,4 +74,18 @@
 // flowchart, ...), and its alt/opt/loop/par/critical/break/rect/box blocks
 // must be closed by end; a block that begins with a diagram keyword must be
 // fenced as mermaid, or GitHub shows it as text.
+//
+// # Lessons
+//
+// A chapter (docs/NN-name.md) is a lesson and a deep dive: everything
+// above its first "## Deep dive" heading is the lesson, and may have at
+// most LessonWordLimit words outside fenced blocks, about ten minutes'
+// reading (lesson.go). TestLessonWords logs each chapter's count.
+//
+// # The Chinese edition
+//
+// docs/zh keeps in step with the English chapters (zh.go): every chapter
+// has a summary there that links it, every Chinese page links an English
+// page that exists and is in docs/zh/README.md's map, and no heading holds
+// a character whose anchor GitHub computes otherwise than slug does.
 package docscheck
