@@ -52,4 +52,3 @@ func exportLocal() {
 	local.exported = e.ConnectString()
 	_ = os.Setenv("ZK_SERVERS", local.exported) // fails only on a malformed name
 }
-
