@@ -105,23 +105,7 @@ func TestCatches(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(strings.TrimSuffix(tc.file, ".md"), func(t *testing.T) {
-			root := fixture(t, tc.file)
-			probs, err := Check(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tc.want == "" && len(probs) == 0:
-			case tc.want != "" && len(probs) == 1 && strings.Contains(probs[0].Msg, tc.want):
-				if probs[0].File != "docs/"+tc.file {
-					t.Errorf("problem reported in %s, want docs/%s", probs[0].File, tc.file)
-				}
-			default:
-				t.Errorf("want exactly one problem containing %q, got %d:", tc.want, len(probs))
-				for _, p := range probs {
-					t.Log(p)
-				}
-			}
+			wantOneProblem(t, fixture(t, tc.file), "docs/"+tc.file, tc.want)
 		})
 	}
 }
@@ -173,6 +157,28 @@ func TestUpdate(t *testing.T) {
 
 	if again, _, err := Update(root); err != nil || len(again) != 0 {
 		t.Errorf("second Update rewrote %v (err %v), want nothing", again, err)
+	}
+}
+
+// wantOneProblem checks the tree at root and expects no problem (want
+// "") or exactly one, in file, whose message contains want.
+func wantOneProblem(t *testing.T, root, file, want string) {
+	t.Helper()
+	probs, err := Check(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case want == "" && len(probs) == 0:
+	case want != "" && len(probs) == 1 && strings.Contains(probs[0].Msg, want):
+		if probs[0].File != file {
+			t.Errorf("problem reported in %s, want %s", probs[0].File, file)
+		}
+	default:
+		t.Errorf("want exactly one problem containing %q, got %d:", want, len(probs))
+		for _, p := range probs {
+			t.Log(p)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package docscheck
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -45,22 +44,7 @@ func TestZhCatches(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			probs, err := Check(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tc.want == "" && len(probs) == 0:
-			case tc.want != "" && len(probs) == 1 && strings.Contains(probs[0].Msg, tc.want):
-				if probs[0].File != tc.wantFile {
-					t.Errorf("problem reported in %s, want %s", probs[0].File, tc.wantFile)
-				}
-			default:
-				t.Errorf("want exactly one problem containing %q, got %d:", tc.want, len(probs))
-				for _, p := range probs {
-					t.Log(p)
-				}
-			}
+			wantOneProblem(t, root, tc.wantFile, tc.want)
 		})
 	}
 }
