@@ -38,6 +38,12 @@
 // waiting contender's is (the least a handoff can cost). zklocks bench
 // measures them again before each number of contenders.
 //
+// MeasurePrice splits sequential's uncontended gap to go-zookeeper's Lock
+// into its parts, on bare connections with no lock code: the read of our
+// own node that gives the fencing token, the watch it leaves for Done,
+// and the goroutine per request that gives go-zookeeper's blocking calls
+// a context. What sequential costs beyond those is its own client code.
+//
 // The release's own watch events are told apart from wake-ups: the zklocks
 // variants keep a data watch on their own node, which their own delete (or
 // setData) fires; events about a node the contender held count as "self",

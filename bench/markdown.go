@@ -186,6 +186,7 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 	p("(create+delete: one session; notification: another session's data watch, set %v before the delete, as a waiting contender's is):\n\n", WaitGap)
 	r.writeFloors(w, true)
 	p("\n")
+	r.writePrice(w)
 
 	if len(r.Reentry) > 0 || r.ReentryBench != "" {
 		p("## Re-entry\n\n")
@@ -227,6 +228,8 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 - **req/acq**: requests the lock itself sent (its ` + "`Stats()`" + `; "-" for go-zookeeper's Lock, which keeps none).
   **pkts in/acq**: packets the servers received (requests and pings) per acquisition.
 - **client CPU µs/acq**: CPU time of the bench's own process (user and system, getrusage) while the contenders ran, per acquisition: the client side's cost, the locks and go-zookeeper and the harness alike for every variant in the process; "-" for a peer run by a driver.
+  **client CPU µs/pkt**: the same CPU time over every packet the servers received from or sent to the contenders'
+  sessions (requests, answers, notifications, pings): what the client spends per packet on the wire.
 
 - **curator**, **kazoo**: the real clients (Curator 5.4's ` + "`InterProcessMutex`" + ` in a JVM, kazoo 2.8's ` + "`Lock`" + ` in
   Debian's python), run by the drivers of ` + "`bench/peers`" + ` in a child process per round, one session per contender

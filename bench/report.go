@@ -60,8 +60,11 @@ func LocalEnv() Env {
 
 // Report is a whole bench: every run of every variant, in one ensemble.
 type Report struct {
-	Env     Env
-	Floors  Floors
+	Env    Env
+	Floors Floors
+	// Price is what sequential's token read and watch cost on bare
+	// connections (MeasurePrice), nil when it was not measured.
+	Price   *Price
 	Results []Result
 	Reentry []ReentryResult
 	// ReentryBench is the output of reentrant's BenchmarkReentry, when
@@ -171,6 +174,12 @@ var columns = []column{
 			return "-"
 		}
 		return fmt.Sprintf("%.0f", float64(r.ClientCPU.Microseconds())/float64(r.Acquisitions))
+	})},
+	{"client CPU µs/pkt", clientSide(func(r Result) string {
+		if pk := r.Server.PacketsReceived + r.Server.PacketsSent; r.ClientCPU > 0 && pk > 0 {
+			return fmt.Sprintf("%.1f", float64(r.ClientCPU.Microseconds())/float64(pk))
+		}
+		return "-"
 	})},
 	{"lost", func(r Result) string { return fmt.Sprint(r.LostHolds) }},
 }

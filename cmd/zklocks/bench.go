@@ -65,6 +65,7 @@ type benchFlags struct {
 	fsync        bool
 	tick         time.Duration
 	floorSamples int
+	priceSamples int
 	out          string
 	headlineN    int
 	progress     bool
@@ -88,6 +89,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.BoolVar(&f.fsync, "fsync", true, "local ensemble: fsync the transaction log before acknowledging (forceSync)")
 	fs.DurationVar(&f.tick, "tick", 200*time.Millisecond, "local ensemble: ZooKeeper tick time")
 	fs.IntVar(&f.floorSamples, "floor-samples", 80, "samples per floor measurement (floors are measured before each N)")
+	fs.IntVar(&f.priceSamples, "price-samples", 60, "samples per round of each request pattern of the token's and Done's price, measured once before the runs (0: skip)")
 	fs.DurationVar(&f.idle, "idle", 0, "time a contender waits after releasing before it asks again")
 	fs.DurationVar(&bench.TimeoutLease, "lease", bench.TimeoutLease, "hold lease of the timeout variant")
 	fs.StringVar(&f.out, "out", "docs/results", "directory for README.md, bench.txt and the figures (empty: write nothing)")
@@ -189,6 +191,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// that take turns (ABCABC...), so that a burst of load on this shared
 	// machine falls on every variant alike instead of on one of them. The
 	// peer takes its turn right after sequential.
+	if f.priceSamples > 0 {
+		prog.println(fmt.Sprintf("measuring what the token and Done cost on bare connections (%d rounds of %d samples)...", rounds, f.priceSamples))
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		price, err := bench.MeasurePrice(pctx, servers, rounds, f.priceSamples)
+		cancel()
+		if err != nil {
+			prog.finish()
+			return err
+		}
+		rep.Price = &price
+	}
 	for _, n := range ns {
 		prog.println(fmt.Sprintf("N=%d: measuring the floors (%d samples each)...", n, f.floorSamples))
 		fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

@@ -50,7 +50,7 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 		case err == nil:
 			// The listing of step 2 does not depend on the watch on our
 			// node: send it now, beside the watch, and save a round trip.
-			n.listing = q.listAsync(ctx)
+			n.listing = q.c.ChildrenAhead(q.path)
 			names = []string{node[len(q.path)+1:]}
 		case errors.Is(err, zk.ErrNoNode) && parents < maxParents:
 			// The lock path is missing: make it (a container, which the

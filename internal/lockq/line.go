@@ -113,36 +113,12 @@ func (q *Queue) line(ctx context.Context, n *Node) (Line, error) {
 	return l, nil
 }
 
-// listing is a listing of the queue sent ahead of its use.
-type listing struct {
-	kids []string
-	err  error
-	done chan struct{}
-}
-
-// listAsync sends a listing of the queue now and returns it; its answer is
-// read with takeListing. It is sent right after our create succeeded, so
-// it shows our node: the session reads its own writes.
-func (q *Queue) listAsync(ctx context.Context) *listing {
-	l := &listing{done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		l.kids, l.err = q.c.Children(ctx, q.path)
-	}()
-	return l
-}
-
-// takeListing returns the listing sent ahead, once, or lists now.
+// takeListing returns the listing Join sent ahead, once, or lists now.
 func (n *Node) takeListing(ctx context.Context, q *Queue) ([]string, error) {
 	l := n.listing
 	n.listing = nil
 	if l == nil {
 		return q.c.Children(ctx, q.path)
 	}
-	select {
-	case <-l.done:
-		return l.kids, l.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return l.Wait(ctx)
 }

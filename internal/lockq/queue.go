@@ -92,7 +92,7 @@ type Node struct {
 	predStat *zk.Stat // and its stat
 	// listing is step 2's first listing, sent beside the watch on our
 	// node right after the create (nil once taken).
-	listing *listing
+	listing *zkop.Pending[[]string]
 }
 
 // NewNode returns a Node for one acquisition, with a GUID of its own;

@@ -88,25 +88,42 @@ type result[T any] struct {
 // call runs fn unless ctx is already done, and waits for it or for ctx.
 // When ctx wins, abandoned (if not nil) receives fn's late outcome.
 func call[T any](ctx context.Context, c *Client, fn func() (T, error), abandoned func(T, error)) (T, error) {
-	var zero T
 	if err := ctx.Err(); err != nil {
+		var zero T
 		return zero, err
 	}
+	return start(c, fn).wait(ctx, abandoned)
+}
+
+// Pending is a request sent ahead of its use: its answer is read with
+// Wait, once.
+type Pending[T any] struct{ ch chan result[T] }
+
+// start counts fn as a request and runs it in a goroutine of its own.
+func start[T any](c *Client, fn func() (T, error)) *Pending[T] {
 	c.requests.Add(1)
-	ch := make(chan result[T], 1)
+	p := &Pending[T]{ch: make(chan result[T], 1)}
 	go func() {
 		sent := time.Now()
 		v, err := fn()
 		c.heard(sent, err)
-		ch <- result[T]{v, err}
+		p.ch <- result[T]{v, err}
 	}()
+	return p
+}
+
+// Wait returns the request's answer, or ctx's error when ctx ends first.
+func (p *Pending[T]) Wait(ctx context.Context) (T, error) { return p.wait(ctx, nil) }
+
+func (p *Pending[T]) wait(ctx context.Context, abandoned func(T, error)) (T, error) {
 	select {
-	case r := <-ch:
+	case r := <-p.ch:
 		return r.val, r.err
 	case <-ctx.Done():
 		if abandoned != nil {
-			go func() { r := <-ch; abandoned(r.val, r.err) }()
+			go func() { r := <-p.ch; abandoned(r.val, r.err) }()
 		}
+		var zero T
 		return zero, ctx.Err()
 	}
 }
@@ -167,10 +184,18 @@ func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-ch
 
 // Children lists a node's children.
 func (c *Client) Children(ctx context.Context, path string) ([]string, error) {
-	return call(ctx, c, func() ([]string, error) {
+	return call(ctx, c, c.children(path), nil)
+}
+
+// ChildrenAhead sends a listing of a node's children now, for a caller
+// that has something else to send before it needs the answer.
+func (c *Client) ChildrenAhead(path string) *Pending[[]string] { return start(c, c.children(path)) }
+
+func (c *Client) children(path string) func() ([]string, error) {
+	return func() ([]string, error) {
 		kids, _, err := c.Conn.Children(path)
 		return kids, err
-	}, nil)
+	}
 }
 
 // Sync makes the server this client is connected to catch up with the
