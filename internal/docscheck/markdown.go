@@ -284,7 +284,13 @@ func (d *doc) anchors() map[string]bool {
 }
 
 // slug is GitHub's anchor for a heading: its rendered text in lower case,
-// without punctuation, spaces turned into hyphens.
+// each space turned into a hyphen, and only letters, marks, decimal and
+// letter numbers (〇, Ⅲ), connector punctuation (_, ＿), hyphens and the
+// symbols that are alphabetic (Ⓐ) kept: the rule of github-slugger, the
+// library that reproduces GitHub's anchors. It drops the other numbers
+// (①, ²), other punctuation, symbols, separators and format characters.
+// Go's Unicode tables are newer than github-slugger's (13.0), so a letter
+// assigned since then is kept here and dropped there.
 func slug(heading string) string {
 	t := mdLinkRE.ReplaceAllString(heading, "$1")
 	t = strings.NewReplacer("`", "", "*", "").Replace(t)
@@ -293,9 +299,14 @@ func slug(heading string) string {
 		switch {
 		case r == ' ':
 			b.WriteByte('-')
-		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r):
+		case r == '-' || slugKeeps(r):
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// slugKeeps reports whether GitHub's anchors keep r (a hyphen aside).
+func slugKeeps(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.In(r, unicode.Nd, unicode.Nl, unicode.Pc, unicode.Other_Alphabetic)
 }

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode"
 )
 
 // The Chinese edition, docs/zh, summarises the English chapters. It is
@@ -20,10 +19,7 @@ import (
 //     English chapter of its number and links to it;
 //   - every page of docs/zh links to at least one English page of docs/
 //     that exists (a reader can always reach the full text);
-//   - docs/zh/README.md links every page of docs/zh;
-//   - a heading of docs/zh holds no character whose anchor GitHub and the
-//     checker's slug compute differently (see zhSlugUnsure), so that every
-//     anchor checked is the one GitHub renders.
+//   - docs/zh/README.md links every page of docs/zh.
 
 const (
 	zhDir    = "docs/zh"
@@ -96,20 +92,6 @@ func (c *checker) checkZhPage(d *doc) []Problem {
 		}
 	}
 
-	for i, l := range d.lines {
-		if d.inFence[i] {
-			continue
-		}
-		if m := headingRE.FindStringSubmatch(l); m != nil {
-			for _, r := range m[1] {
-				if zhSlugUnsure(r) {
-					probs = append(probs, d.problem(i, "heading %q: GitHub keeps %q (U+%04X) in its anchor and the checker's slug drops it; write it otherwise (零 for 〇, a digit for a Roman numeral)",
-						m[1], r, r))
-					break
-				}
-			}
-		}
-	}
 	return probs
 }
 
@@ -142,22 +124,3 @@ func anyOf(paths []string, set map[string]bool) bool {
 	return false
 }
 
-// zhSlugUnsure reports whether GitHub's heading anchors (github-slugger)
-// keep a character that slug drops. Compared over every code point to
-// U+2FFFF, the two agree on every CJK ideograph of common use, on kana,
-// hangul, the full-width forms and CJK punctuation (dropped by both); they
-// differ on letter numbers (〇 U+3007, the Hangzhou numerals, Roman
-// numerals), on connector punctuation other than "_" (＿ U+FF3F, ‿),
-// on circled letters (Ⓐ) and on letters newer than Go's Unicode tables.
-// The check is applied to docs/zh, where 〇 is at home.
-func zhSlugUnsure(r rune) bool {
-	switch {
-	case unicode.Is(unicode.Nl, r):
-		return true
-	case unicode.Is(unicode.Pc, r) && r != '_':
-		return true
-	case unicode.Is(unicode.Other_Alphabetic, r) && unicode.Is(unicode.So, r):
-		return true
-	}
-	return false
-}
