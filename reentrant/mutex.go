@@ -259,7 +259,7 @@ func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time
 	}
 	var hl *oplog.Hold // written before m.mu is taken: a slow log handler must not hold up the other owners
 	if err == nil {
-		n.Monitor().Acquired()
+		n.Monitor().Acquired(ctx)
 		if lg != nil {
 			hl = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)
 			n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })

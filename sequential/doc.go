@@ -171,17 +171,20 @@
 // # Done, and why a holder still needs fencing
 //
 // Done closes when the hold ends: released, node deleted, session expired,
-// or the client cut off from the ensemble for so long that the servers may
-// expire its session. It can not know whether they have, so it gives the
-// hold up a tenth of a session timeout before they can: a session timeout
-// after the last answer it got, or after a read timeout (two thirds of a
-// session timeout, go-zookeeper's) before it saw the connection drop,
-// whichever is later. An idle holder therefore survives a disconnection
-// of only about a fifth of its session timeout (one that has just had an
-// answer, up to nine tenths); choose the session timeout with that in
-// mind, and pass the one the servers granted (they clamp requests to 2-20
-// tick times by default). Done is a late hint. A process that is
-// paused (a GC pause, a stopped VM, a slow disk) can not watch anything:
+// or the client unable to show, for so long that the leader may expire its
+// session, that the leader has heard from it. It can not know whether the
+// leader has, so it gives the hold up a tenth of a session timeout before
+// it can: a session timeout after the send time of the last write or sync
+// the ensemble answered. Pings and reads do not count: a follower cut off
+// from the leader goes on answering them for syncLimit ticks while the
+// leader, which hears of that follower's sessions only through it, may
+// expire them. The hold's monitor sends a sync whenever that moment is a
+// quarter of a session timeout old, so a holder survives a disconnection
+// (or an election) of about half its session timeout; choose the session
+// timeout with that in mind, and pass the one the servers granted (they
+// clamp requests to 2-20 tick times by default). Done is a late hint. A
+// process that is paused (a GC pause, a stopped VM, a slow disk) can not
+// watch anything:
 // the servers expire its session, another contender gets the lock, and
 // the paused process wakes up still inside its critical section (notes
 // §8.1, §8.3). No lock can prevent this. The resource itself must reject

@@ -221,7 +221,7 @@ func (m *Mutex) take(ctx context.Context, n *lockq.Node, wait bool, lg *oplog.Lo
 		}
 		return nil, err
 	}
-	n.Monitor().Acquired()
+	n.Monitor().Acquired(ctx)
 	h := &holding{node: n, lease: j.lease}
 	if lg != nil {
 		h.log = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)

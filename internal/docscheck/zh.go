@@ -123,4 +123,3 @@ func anyOf(paths []string, set map[string]bool) bool {
 	}
 	return false
 }
-

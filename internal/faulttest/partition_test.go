@@ -149,11 +149,6 @@ type isolation struct {
 	holder, waiter []clientOpt // how the holder and the waiter connect
 	admin          *zk.Conn    // a session on the waiter's side
 	cut, heal      func(t *testing.T, h *client)
-	// window: the fault opens a window, a known one, in which the old
-	// holder still believes it holds after the waiter got the lock. It is
-	// measured and logged, not failed, for the variants without a lease;
-	// the fence must still refuse the old holder's late write.
-	window bool
 	// touchLag is how much earlier than the holder's last request the
 	// servers may date their last sign of its session: a follower tells
 	// the leader of the sessions it heard from with its own pings, every
@@ -234,10 +229,7 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 		case <-time.After(h.st + tick + lossSlack):
 			t.Fatalf("holder: Done still open %v after the cut (session timeout %v)", tp.now()-cutAt, h.st)
 		}
-		switch {
-		case hDone > wEnter && is.window && v.lease == nil:
-			t.Logf("known window: the holder's Done closed %v after the cut, %v after the waiter took the lock", hDone-cutAt, hDone-wEnter)
-		case hDone > wEnter:
+		if hDone > wEnter {
 			t.Errorf("holder: Done closed %v after the cut, %v after the waiter took the lock; want before",
 				hDone-cutAt, hDone-wEnter)
 		}
@@ -286,14 +278,7 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 			}, []mark{{cutAt, "leader cut off"}, {hDone, "holder's Done"}, {wEnter, "waiter holds"},
 				{expiredAt, "expiry seen"}, {healedAt, "healed"}})
 		}
-		var holds, double int
-		var belief time.Duration
-		if is.window && v.lease == nil {
-			h, b := tp.history(path) // the overlap is the window: counted, not failed
-			holds, double, belief = len(h), locktest.Overlaps(h), b
-		} else {
-			holds, double, belief = checkHistory(t, tp, v, path)
-		}
+		holds, double, belief := checkHistory(t, tp, v, path)
 		left := nodesLeft(t, admin, v, path, h.st+2*time.Second)
 		report{fault: fault, variant: v.name, holds: holds, double: double, left: left,
 			recover: wEnter - cutAt, belief: belief, extra: []string{

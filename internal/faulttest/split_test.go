@@ -139,25 +139,18 @@ func isolateHoldersMember(e *ensemble.Ensemble, leads bool, cut func(groups ...[
 	}
 }
 
-// A known window, found here: a follower cut off silently (its links to
-// the other members deliver nothing, and nothing closes) goes on serving
-// its clients, answering their pings, until it notices the silence, after
-// syncLimit ticks (2 s here). The leader hears nothing of the holder's
-// session meanwhile and expires it after its timeout (1 s), and the
-// waiter takes the lock, while the holder, whose link to its member is
-// up and answered, still believes it holds. No rule inside the client can
-// tell this from a healthy link; the fence must cover the window (the
-// test checks that the holder's late write is refused), and a lease does
-// (the timeout variant cannot renew without a quorum, and is held to the
-// usual checks). The window is logged: believed_after_handover.
+// A follower cut off silently (its links to the other members deliver
+// nothing, and nothing closes) goes on serving its clients, answering
+// their pings and reads, until it notices the silence, after syncLimit
+// ticks (2 s here). The leader hears nothing of the holder's session
+// meanwhile and expires it after its timeout (1 s), and the waiter takes
+// the lock. The holder's link to its member is up and answered all along:
+// only its monitor's clock of the leader (internal/hold: the last answered
+// write or sync, which a cut-off follower cannot answer) tells, and Done
+// must close before the waiter holds, as with a loud cut.
 func TestSilentlyIsolatedFollowerWithItsHolder(t *testing.T) {
 	e := proxiedEnsemble(t)
-	setup := isolateHoldersMember(e, false, e.PartitionSilently)
-	testCutHolder(t, "isolated-follower-with-holder-silent", true, func(t *testing.T) isolation {
-		is := setup(t)
-		is.window = true
-		return is
-	})
+	testCutHolder(t, "isolated-follower-with-holder-silent", true, isolateHoldersMember(e, false, e.PartitionSilently))
 }
 
 // A member cut off from the other two while contenders of every variant

@@ -1,25 +1,32 @@
 // Package hold watches one lock node for as long as its owner cares and
 // tells the owner, through a channel, when the node can no longer be
 // trusted to be there: it was deleted, its session expired, or the client
-// has been cut off from the ensemble so long that the servers may soon
-// expire its session.
+// can no longer show that the leader has heard from its session recently
+// enough for the session to be alive.
 //
-// The last case is the one a client cannot observe directly. While it is
-// disconnected it does not know whether the servers have already expired
-// its session, and it learns of the disconnection late: go-zookeeper
-// notices a silent link only when nothing has arrived for two thirds of
-// the session timeout (its read timeout; it pings every third). The
-// servers may expire the session one session timeout after they last
-// heard from the client, so the client has at most one third of the
-// session timeout left once it notices. The monitor gives up the hold
-// before that third is over (see lossAt), not a whole session timeout
-// after noticing as Curator's SUSPENDED-to-LOST timer does: by then
-// another client can already hold the lock.
+// The last case is the one a client cannot observe directly. The leader
+// expires a session a session timeout after it last heard of it, and it
+// hears of the sessions of a follower's clients only through that
+// follower. A client cut off from the ensemble does not know whether the
+// leader has already expired its session; worse, a client whose follower
+// is cut off from the leader still gets answers to its pings and reads,
+// from a follower that will notice the cut only syncLimit ticks later.
+// So the monitor keeps its own clock of the leader: the send time of the
+// latest write or sync the ensemble answered (zkop.Client.LeaderHeard),
+// moved on by a sync it sends itself whenever that clock is a quarter of
+// a session timeout old, and by a reconnection on the same session (the
+// leader revalidates the session then). It gives the hold up nine tenths
+// of a session timeout after that moment (see lossAt), connected or not:
+// earlier than Curator, whose SUSPENDED-to-LOST timer starts a session
+// timeout after the client noticed a disconnection, by when another
+// client can already hold the lock.
 //
 // The arithmetic uses the session timeout the lock was given; it must be
 // the one the servers granted. Servers clamp a requested timeout to
 // [2, 20] tick times by default, so a client that asks for more than the
-// servers allow must pass the granted value.
+// servers allow must pass the granted value. The tenth kept in hand
+// covers the lag of the follower's reports to the leader (half a tick)
+// when the session timeout is at least five ticks.
 package hold
 
 import (
@@ -64,10 +71,10 @@ type Monitor struct {
 	ended  bool
 	onLoss func(reason error)
 
-	// A cut-off ends only a hold: a queued contender that reconnects in
-	// time with its session still has its place, and one whose session
-	// expired learns it from the session id. overdue records a cut-off
-	// that happened while queued, for Acquired.
+	// A cut-off ends only a hold: a queued contender that shows the
+	// leader its session again in time still has its place, and one
+	// whose session expired learns it from the session id. overdue
+	// records that a queued contender's clock ran out, for Acquired.
 	holding atomic.Bool
 	overdue atomic.Bool
 }
@@ -80,7 +87,7 @@ type Monitor struct {
 func Watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
 	m, stat, err := watch(ctx, c, path)
 	if err == nil {
-		m.Acquired()
+		m.Acquired(ctx)
 	}
 	return m, stat, err
 }
@@ -93,6 +100,13 @@ func WatchQueued(ctx context.Context, c *zkop.Client, path string) (*Monitor, *z
 
 func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
 	session := c.Conn.SessionID()
+	if c.LeaderHeard().IsZero() {
+		// The locks create the node through c, which starts the clock;
+		// a node made otherwise needs a sync to start it.
+		if err := c.Sync(ctx, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return nil, nil, err
+		}
+	}
 	_, stat, ev, err := c.GetW(ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil, ErrNodeDeleted
@@ -111,12 +125,21 @@ func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat
 }
 
 // Acquired tells a monitor started by WatchQueued that its contender now
-// holds the lock. If the client is cut off still, and has been for too
-// long, the hold ends at once. (Connected again with the same session, it
-// is not cut off: the session, and so the node, is alive.)
-func (m *Monitor) Acquired() {
+// holds the lock. A contender whose clock of the leader ran out while it
+// waited (it could not reach the leader for most of a session timeout:
+// an election, say) first shows its session to the leader with a sync,
+// bounded by ctx and a third of the session timeout; if the clock is
+// still out after that, the hold ends at once.
+func (m *Monitor) Acquired(ctx context.Context) {
+	if !time.Now().Before(m.lossAt()) {
+		sctx, cancel := context.WithTimeout(ctx, m.c.SessionTimeout/3)
+		_ = m.c.Sync(sctx, m.path) // its answer moves the clock on; a failure leaves it out
+		cancel()
+	}
+	// holding before the clock is read, as the run loop marks overdue
+	// before it reads holding: one of the two sees the other.
 	m.holding.Store(true)
-	if m.overdue.Load() && m.c.Conn.State() != zk.StateHasSession {
+	if !time.Now().Before(m.lossAt()) {
 		m.end(ErrCutOff)
 	}
 }
@@ -184,16 +207,19 @@ func (m *Monitor) pollEvery() time.Duration {
 	return max(min(m.c.SessionTimeout/8, 250*time.Millisecond), 10*time.Millisecond)
 }
 
-// readTimeout is go-zookeeper's: a connection that has received nothing
-// for this long is closed and the client reconnects.
-func readTimeout(sessionTimeout time.Duration) time.Duration { return sessionTimeout * 2 / 3 }
+// syncAfter is how old the leader's clock may grow before the monitor
+// sends a sync to move it on: with the ticks' lateness and a slow answer
+// it is still well short of lossAt's nine tenths.
+func (m *Monitor) syncAfter() time.Duration { return m.c.SessionTimeout / 4 }
 
 func (m *Monitor) run(ev <-chan zk.Event) {
 	defer close(m.exited)
 	tick := time.NewTicker(m.pollEvery())
 	defer tick.Stop()
-	var cut *cutoff // set while the connection is down
-	defer func() { cut.stop() }()
+	deadline := time.NewTimer(time.Until(m.lossAt()))
+	defer deadline.Stop()
+	var synced <-chan struct{} // the sync in flight, nil when none
+	lastUp, down := time.Now(), false
 	for {
 		select {
 		case <-m.stop:
@@ -204,72 +230,93 @@ func (m *Monitor) run(ev <-chan zk.Event) {
 				m.end(reason)
 				return
 			}
-			if cut == nil { // a data change (our own renewal, say): watch again now, not a tick later
+			if m.c.Conn.State() == zk.StateHasSession { // a data change (our own renewal, say): watch again now, not a tick later
 				ev = m.rearm()
 			}
-		case <-cut.C():
-			if m.c.Conn.State() == zk.StateHasSession {
-				cut = nil // back with the same session just now; the next tick checks the id
-				continue
-			}
-			if left := time.Until(m.lossAt(cut.seen)); left > 0 {
-				cut.timer.Reset(left) // heard from the servers since the cut-off began
-				continue
-			}
-			m.overdue.Store(true)
-			if m.holding.Load() {
-				m.end(ErrCutOff)
+		case <-deadline.C:
+			if m.clockRanOut(deadline) {
 				return
 			}
-		case <-tick.C:
-			if reason := m.onTick(&cut); reason != nil {
-				m.end(reason)
+		case <-synced:
+			synced = nil
+			m.resetDeadline(deadline)
+		case now := <-tick.C:
+			if sid := m.c.Conn.SessionID(); sid != 0 && sid != m.session {
+				m.end(ErrSessionExpired)
 				return
 			}
-			if ev == nil && cut == nil {
+			// The clock may have moved since the deadline was set (the
+			// lock's own writes, Acquired's sync), or the deadline fired
+			// while we were queued: set it again, every tick.
+			m.resetDeadline(deadline)
+			if m.c.Conn.State() != zk.StateHasSession {
+				down = true
+				continue
+			}
+			if down {
+				// Back on the same session: the leader revalidated it, after
+				// the old connection failed, so after the last tick that
+				// found it up.
+				m.c.HeardFromLeader(lastUp)
+				down = false
+				m.resetDeadline(deadline)
+			}
+			lastUp = now
+			if ev == nil {
 				ev = m.rearm()
+			}
+			if synced == nil && time.Since(m.c.LeaderHeard()) >= m.syncAfter() {
+				synced = m.sync()
 			}
 		}
 	}
 }
 
-// cutoff is one spell without a connection, as the ticks saw it.
-type cutoff struct {
-	seen  time.Time // the first tick that found the connection down
-	timer *time.Timer
-}
-
-// C is the timer's channel, or nil (blocks forever) when there is no spell.
-func (c *cutoff) C() <-chan time.Time {
-	if c == nil {
-		return nil
+// clockRanOut handles the deadline's firing: it ends a hold whose clock
+// has run out and reports true, marks a queued contender overdue, or sets
+// the deadline again when the clock has moved on meanwhile.
+func (m *Monitor) clockRanOut(deadline *time.Timer) bool {
+	if left := time.Until(m.lossAt()); left > 0 {
+		deadline.Reset(left)
+		return false
 	}
-	return c.timer.C
-}
-
-func (c *cutoff) stop() {
-	if c != nil {
-		c.timer.Stop()
+	m.overdue.Store(true)
+	if m.holding.Load() {
+		m.end(ErrCutOff)
+		return true
 	}
+	return false
 }
 
-// lossAt is when a hold cut off since seen must be given up: a session
-// timeout, less a tenth kept in hand, after the last moment the servers
-// surely heard from the client. That moment is no earlier than the last
-// answer the client got, nor than a read timeout before the tick ahead of
-// seen (go-zookeeper gives up a connection that has been silent that
-// long). A reconnection too brief for the ticks to see still moves the
-// first of these forward, through the lock's own requests.
-func (m *Monitor) lossAt(seen time.Time) time.Time {
-	return lossAt(seen, m.c.LastHeard(), m.c.SessionTimeout, m.pollEvery())
-}
-
-func lossAt(seen, lastHeard time.Time, sessionTimeout, poll time.Duration) time.Time {
-	heard := seen.Add(-poll - readTimeout(sessionTimeout))
-	if lastHeard.After(heard) {
-		heard = lastHeard
+// resetDeadline sets the deadline to the clock's current lossAt.
+func (m *Monitor) resetDeadline(deadline *time.Timer) {
+	left := time.Until(m.lossAt())
+	if left > 0 {
+		m.overdue.Store(false)
 	}
-	return heard.Add(sessionTimeout - sessionTimeout/10)
+	deadline.Reset(max(left, 0))
+}
+
+// sync sends a sync, whose answer moves the leader's clock on, and
+// returns a channel closed once it is answered or has failed.
+func (m *Monitor) sync() <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithDeadline(m.requests, m.lossAt())
+		defer cancel()
+		_ = m.c.Sync(ctx, m.path) // a failure leaves the clock where it is
+	}()
+	return done
+}
+
+// lossAt is when the hold must be given up: a session timeout, less a
+// tenth kept in hand, after the last moment the leader surely heard of
+// the session.
+func (m *Monitor) lossAt() time.Time { return lossAt(m.c.LeaderHeard(), m.c.SessionTimeout) }
+
+func lossAt(leaderHeard time.Time, sessionTimeout time.Duration) time.Time {
+	return leaderHeard.Add(sessionTimeout - sessionTimeout/10)
 }
 
 // onEvent classifies one watch event; nil means "still held, re-arm".
@@ -286,37 +333,17 @@ func (m *Monitor) onEvent(e zk.Event) error {
 	return nil
 }
 
-// onTick checks the session and the connection. The first tick that
-// finds the connection down starts the cut-off timer; a tick that finds
-// the session back stops it.
-func (m *Monitor) onTick(cut **cutoff) error {
-	if sid := m.c.Conn.SessionID(); sid != 0 && sid != m.session {
-		return ErrSessionExpired
-	}
-	if m.c.Conn.State() == zk.StateHasSession {
-		(*cut).stop()
-		*cut = nil
-		m.overdue.Store(false)
-		return nil
-	}
-	if *cut == nil {
-		// The link may have gone right after the previous tick.
-		now := time.Now()
-		*cut = &cutoff{seen: now, timer: time.NewTimer(max(m.lossAt(now).Sub(now), 0))}
-	}
-	return nil
-}
-
 // rearm sets a fresh data watch after a data change fired the last one.
 // A failed read is left to the next tick: either the connection is down
-// (onTick counts it) or the node is gone (the next rearm reports it).
+// (the deadline counts) or the node is gone (the next rearm reports it).
 //
 // The node at our path is ours only if it is the very node we watched:
 // another Mutex on the same connection can make it again, with our
 // session as its owner, while we were disconnected, and the server then
 // reports it to our watch as a data change. The creation zxid tells.
 func (m *Monitor) rearm() <-chan zk.Event {
-	ctx, cancel := context.WithTimeout(m.requests, m.c.SessionTimeout)
+	// Bounded by the deadline: the loop must be free to serve it.
+	ctx, cancel := context.WithDeadline(m.requests, m.lossAt())
 	defer cancel()
 	_, stat, ev, err := m.c.GetW(ctx, m.path)
 	switch {

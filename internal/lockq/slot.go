@@ -72,7 +72,7 @@ func (s *Slot) Acquire(ctx context.Context, n *Node, log *oplog.Log, locked erro
 		s.mu.Unlock()
 		return err
 	}
-	n.Monitor().Acquired()
+	n.Monitor().Acquired(ctx)
 	var hl *oplog.Hold
 	if log != nil {
 		hl = log.Acquire(ctx, n.Path(), n.Token(), s.q.c.Conn.SessionID(), start)

@@ -48,12 +48,13 @@ func TestEnsureParentsFallsBackWithoutContainers(t *testing.T) {
 	}
 }
 
-// The cut-off rule counts from when the servers last heard from the
-// client. They hear a request when it arrives, not when its answer gets
-// back, so LastHeard is the send time of the last answered request; and
-// it is read on the monotonic clock, so that a wall-clock step moves no
-// deadline built on it.
-func TestLastHeardIsSendTimeOnMonotonicClock(t *testing.T) {
+// The hold's clock counts from when the leader last surely heard of the
+// session: the send time of the latest answered write or sync (the
+// leader has handled it before it is answered, and it handled it no
+// earlier than it was sent), never a read, which any server answers on
+// its own. It is read on the monotonic clock, so that a wall-clock step
+// moves no deadline built on it.
+func TestLeaderHeardIsSendTimeOfSyncOnMonotonicClock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const delay = 300 * time.Millisecond
@@ -61,24 +62,32 @@ func TestLastHeardIsSendTimeOnMonotonicClock(t *testing.T) {
 	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()))
 	c := zkop.New(conn, zktest.DefaultSessionTimeout)
 	path := zktest.LockPath(t)
+
+	if _, _, _, err := c.ExistsW(ctx, path); err != nil {
+		t.Fatalf("ExistsW: %v", err)
+	}
+	if h := c.LeaderHeard(); !h.IsZero() {
+		t.Errorf("LeaderHeard() = %v after a read only; want the zero time", h)
+	}
+
 	slow := make(chan struct{})
 	w.OnReply(func(r *zktest.Reply) zktest.Verdict {
-		if r.Request.Op == zktest.OpExists && r.Request.Path == path {
+		if r.Request.Op == zktest.OpSync {
 			<-slow // the answer takes delay to come back
 		}
 		return zktest.Pass
 	})
 	go func() { time.Sleep(delay); close(slow) }()
 	before := time.Now()
-	if _, _, _, err := c.ExistsW(ctx, path); err != nil {
-		t.Fatalf("ExistsW: %v", err)
+	if err := c.Sync(ctx, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		t.Fatalf("Sync: %v", err)
 	}
-	heard := c.LastHeard()
+	heard := c.LeaderHeard()
 	if !strings.Contains(heard.String(), "m=") {
-		t.Errorf("LastHeard() = %v has no monotonic clock reading: a wall-clock step would move the cut-off deadline", heard)
+		t.Errorf("LeaderHeard() = %v has no monotonic clock reading: a wall-clock step would move the deadline", heard)
 	}
 	if got := heard.Sub(before); got < 0 || got >= delay {
-		t.Errorf("LastHeard is %v after the request was sent; want the send time (less than the %v the answer took)", got, delay)
+		t.Errorf("LeaderHeard is %v after the sync was sent; want the send time (less than the %v the answer took)", got, delay)
 	}
 }
 

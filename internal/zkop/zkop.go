@@ -31,7 +31,7 @@ type Client struct {
 
 	requests      atomic.Int64
 	notifications atomic.Int64
-	lastHeard     atomic.Pointer[time.Time] // send time of the latest answered request
+	leaderHeard   atomic.Pointer[time.Time] // see LeaderHeard
 }
 
 // New returns a Client for conn.
@@ -44,36 +44,55 @@ func (c *Client) Stats() zklocks.Stats {
 	return zklocks.Stats{Requests: c.requests.Load(), Notifications: c.notifications.Load()}
 }
 
-// LastHeard returns the send time of the latest request of this Client
-// that got an answer from a server (any answer, "no node" included; a
-// failed connection is not one), or the zero time. A server renews the
-// session whenever a request arrives, which is no earlier than it was
-// sent, so the session lasts at least a session timeout from then:
-// internal/hold counts a cut-off from here when it can. The time carries
-// its monotonic clock reading, so deadlines built on it ignore steps of
-// the wall clock.
-func (c *Client) LastHeard() time.Time {
-	if t := c.lastHeard.Load(); t != nil {
+// LeaderHeard returns the send time of the latest write or sync of this
+// Client that the ensemble answered on the session it was sent with, or
+// the zero time: a moment by which the leader surely knew the session was
+// alive. (See HeardFromLeader for the rest.) Only those answers prove it:
+// a server answers reads and pings on its own, and a follower cut off
+// from the leader goes on answering them for as long as it takes to
+// notice the cut (syncLimit ticks), while the leader, which hears of the
+// follower's sessions only through it, may expire them meanwhile. A write
+// or a sync is answered only after the leader has handled it.
+//
+// internal/hold gives a hold up a session timeout (less a margin) after
+// this moment. The time carries its monotonic clock reading, so deadlines
+// built on it ignore steps of the wall clock.
+func (c *Client) LeaderHeard() time.Time {
+	if t := c.leaderHeard.Load(); t != nil {
 		return *t
 	}
 	return time.Time{}
 }
 
-// heard records that the request sent at sent got an answer, keeping the
-// latest send time when answers arrive out of order.
-func (c *Client) heard(sent time.Time, err error) {
+// HeardFromLeader records another moment by which the leader surely knew
+// the session was alive: internal/hold's when the client is back on the
+// same session after a disconnection (reconnecting, the session is
+// revalidated by the leader, which renews it). Earlier moments than the
+// one recorded are ignored.
+func (c *Client) HeardFromLeader(at time.Time) {
+	for {
+		old := c.leaderHeard.Load()
+		if old != nil && !at.After(*old) {
+			return
+		}
+		if c.leaderHeard.CompareAndSwap(old, &at) {
+			return
+		}
+	}
+}
+
+// heard records the answer to a write or sync sent at sent on session
+// sid: it counts unless the request failed for want of a connection or a
+// session, or went out on another session (go-zookeeper resends what it
+// had queued on the session it opens after an expiry).
+func (c *Client) heard(sent time.Time, sid int64, err error) {
 	if err != nil && (isTransient(err) || errors.Is(err, zk.ErrSessionExpired)) {
 		return
 	}
-	for {
-		old := c.lastHeard.Load()
-		if old != nil && !sent.After(*old) {
-			return
-		}
-		if c.lastHeard.CompareAndSwap(old, &sent) {
-			return
-		}
+	if sid == 0 || c.Conn.SessionID() != sid {
+		return
 	}
+	c.HeardFromLeader(sent)
 }
 
 // Notified counts one watch event received.
@@ -85,28 +104,42 @@ type result[T any] struct {
 	err error
 }
 
-// call runs fn unless ctx is already done, and waits for it or for ctx.
-// When ctx wins, abandoned (if not nil) receives fn's late outcome.
-func call[T any](ctx context.Context, c *Client, fn func() (T, error), abandoned func(T, error)) (T, error) {
+// call runs the read fn unless ctx is already done, and waits for it or
+// for ctx.
+func call[T any](ctx context.Context, c *Client, fn func() (T, error)) (T, error) {
 	if err := ctx.Err(); err != nil {
 		var zero T
 		return zero, err
 	}
-	return start(c, fn).wait(ctx, abandoned)
+	return start(c, fn, false).wait(ctx, nil)
+}
+
+// callLeader is call for a write or a sync, whose answer LeaderHeard
+// counts. When ctx wins, abandoned (if not nil) receives fn's late
+// outcome.
+func callLeader[T any](ctx context.Context, c *Client, fn func() (T, error), abandoned func(T, error)) (T, error) {
+	if err := ctx.Err(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return start(c, fn, true).wait(ctx, abandoned)
 }
 
 // Pending is a request sent ahead of its use: its answer is read with
 // Wait, once.
 type Pending[T any] struct{ ch chan result[T] }
 
-// start counts fn as a request and runs it in a goroutine of its own.
-func start[T any](c *Client, fn func() (T, error)) *Pending[T] {
+// start counts fn as a request and runs it in a goroutine of its own;
+// viaLeader: fn is a write or a sync.
+func start[T any](c *Client, fn func() (T, error), viaLeader bool) *Pending[T] {
 	c.requests.Add(1)
 	p := &Pending[T]{ch: make(chan result[T], 1)}
 	go func() {
-		sent := time.Now()
+		sent, sid := time.Now(), c.Conn.SessionID()
 		v, err := fn()
-		c.heard(sent, err)
+		if viaLeader {
+			c.heard(sent, sid, err)
+		}
 		p.ch <- result[T]{v, err}
 	}()
 	return p
@@ -131,7 +164,7 @@ func (p *Pending[T]) wait(ctx context.Context, abandoned func(T, error)) (T, err
 // Create creates a node. If ctx ends before the answer and the create then
 // succeeds, the new node is deleted in the background.
 func (c *Client) Create(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
-	return call(ctx, c, func() (string, error) {
+	return callLeader(ctx, c, func() (string, error) {
 		return c.Conn.Create(path, data, flags, acl)
 	}, func(created string, err error) {
 		if err == nil {
@@ -149,7 +182,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error)
 	g, err := call(ctx, c, func() (got, error) {
 		d, s, err := c.Conn.Get(path)
 		return got{d, s}, err
-	}, nil)
+	})
 	return g.data, g.stat, err
 }
 
@@ -163,7 +196,7 @@ func (c *Client) GetW(ctx context.Context, path string) ([]byte, *zk.Stat, <-cha
 	g, err := call(ctx, c, func() (got, error) {
 		d, s, ev, err := c.Conn.GetW(path)
 		return got{d, s, ev}, err
-	}, nil)
+	})
 	return g.data, g.stat, g.ev, err
 }
 
@@ -178,18 +211,20 @@ func (c *Client) ExistsW(ctx context.Context, path string) (bool, *zk.Stat, <-ch
 	g, err := call(ctx, c, func() (got, error) {
 		ok, s, ev, err := c.Conn.ExistsW(path)
 		return got{ok, s, ev}, err
-	}, nil)
+	})
 	return g.ok, g.stat, g.ev, err
 }
 
 // Children lists a node's children.
 func (c *Client) Children(ctx context.Context, path string) ([]string, error) {
-	return call(ctx, c, c.children(path), nil)
+	return call(ctx, c, c.children(path))
 }
 
 // ChildrenAhead sends a listing of a node's children now, for a caller
 // that has something else to send before it needs the answer.
-func (c *Client) ChildrenAhead(path string) *Pending[[]string] { return start(c, c.children(path)) }
+func (c *Client) ChildrenAhead(path string) *Pending[[]string] {
+	return start(c, c.children(path), false)
+}
 
 func (c *Client) children(path string) func() ([]string, error) {
 	return func() ([]string, error) {
@@ -203,7 +238,7 @@ func (c *Client) children(path string) func() ([]string, error) {
 // committed before the Sync was sent. A plain read is only as fresh as
 // that server, which may lag behind another client's completed write.
 func (c *Client) Sync(ctx context.Context, path string) error {
-	_, err := call(ctx, c, func() (string, error) {
+	_, err := callLeader(ctx, c, func() (string, error) {
 		return c.Conn.Sync(path)
 	}, nil)
 	return err
@@ -230,7 +265,7 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 // goes out, and not when ctx was done before: counters of writes sent
 // then match the leader's proposals.
 func (c *Client) SetCounted(ctx context.Context, path string, data []byte, version int32, sent *atomic.Int64) (*zk.Stat, error) {
-	return call(ctx, c, func() (*zk.Stat, error) {
+	return callLeader(ctx, c, func() (*zk.Stat, error) {
 		if sent != nil {
 			sent.Add(1)
 		}
@@ -270,7 +305,7 @@ func (c *Client) DeleteOnSession(ctx context.Context, path string, version int32
 
 // Delete deletes a node if its version still matches.
 func (c *Client) Delete(ctx context.Context, path string, version int32) error {
-	_, err := call(ctx, c, func() (struct{}, error) {
+	_, err := callLeader(ctx, c, func() (struct{}, error) {
 		return struct{}{}, c.Conn.Delete(path, version)
 	}, nil)
 	return err
@@ -295,7 +330,7 @@ func (c *Client) EnsureParents(ctx context.Context, path string, ancestors []str
 func (c *Client) createIfMissing(ctx context.Context, p string, container bool, acl []zk.ACL) error {
 	var err error
 	if container {
-		_, err = call(ctx, c, func() (string, error) {
+		_, err = callLeader(ctx, c, func() (string, error) {
 			return c.Conn.CreateContainer(p, nil, zk.FlagContainer, acl)
 		}, nil)
 		if unimplemented(err) {
@@ -303,7 +338,7 @@ func (c *Client) createIfMissing(ctx context.Context, p string, container bool, 
 		}
 	}
 	if !container {
-		_, err = call(ctx, c, func() (string, error) {
+		_, err = callLeader(ctx, c, func() (string, error) {
 			return c.Conn.Create(p, nil, zk.FlagPersistent, acl)
 		}, nil)
 	}
