@@ -70,6 +70,7 @@ func recoverAfter(t *testing.T, tp *tape, ws []*workload, at, within time.Durati
 			for _, w := range ws {
 				if _, ok := out[w.v.name]; !ok {
 					t.Errorf("%s: no hold began within %v of %v\n%s", w.v.name, within, at, w.cy.errorSummary())
+					diagnose(t, w)
 					out[w.v.name] = -1
 				}
 			}
@@ -106,6 +107,9 @@ func finish(t *testing.T, tp *tape, ws []*workload, fault string, recovered map[
 		t.Run(w.v.name, func(t *testing.T) {
 			holds, double, belief := checkHistory(t, tp, w.v, w.path)
 			left := nodesLeft(t, admin, w.v, w.path, sessionTimeout+2*time.Second)
+			if left > 0 {
+				diagnose(t, w)
+			}
 			if s := w.cy.errorSummary(); s != "" {
 				t.Logf("errors seen by the contenders (expected while the ensemble is unavailable):\n%s", s)
 			}

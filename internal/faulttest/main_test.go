@@ -15,6 +15,10 @@ var soak = flag.Duration("soak", 0, "keep TestSoak's faults coming for this long
 // history of its sequential run as an SVG (docs/split-brain-timeline.svg).
 var timeline = flag.String("timeline", "", "draw the split-brain run of sequential as an SVG into this file")
 
+// seed, when not 0, replays the fault schedule of a TestRandomHalves run
+// (it logs its seed).
+var seed = flag.Uint64("seed", 0, "the seed of TestRandomHalves' fault schedule (0: a new one)")
+
 func TestMain(m *testing.M) {
 	// The pause test re-executes this binary as the holder it freezes.
 	if os.Getenv(childEnv) != "" {

@@ -221,9 +221,12 @@ func TestRandomHalves(t *testing.T) {
 	tp := newTape()
 	ws := startWorkloads(t, tp, 3, 5*time.Millisecond, e.Servers()...)
 	recoverAfter(t, tp, ws, 0, 20*time.Second)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 15))
+	sd := *seed
+	if sd == 0 {
+		sd = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (replay the schedule with -seed %d)", sd, sd)
+	rng := rand.New(rand.NewPCG(sd, 15))
 	cuts := 0
 	t.Cleanup(func() { _ = e.Heal() }) // should the test stop before it heals
 	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); {
