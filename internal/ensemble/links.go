@@ -111,7 +111,10 @@ func (l *links) close() {
 // election address the smaller one advertises, which is its real port, so
 // votes still cross the cut. A cut member can not lead or follow across
 // it, but it still votes, which can make elections slower than in a real
-// partition.
+// partition, or stop them: a cut leader that has logged a proposal the
+// others lack has the highest zxid, wins every election they start, and
+// can not be followed, until the cut heals. Tests that cut a leader under
+// load first let the others catch up (internal/faulttest's quiesce).
 func (e *Ensemble) Partition(groups ...[]int) error {
 	return e.partition(groups, func(w *way, open bool) error { return setOpen(w, open) })
 }

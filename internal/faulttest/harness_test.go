@@ -357,6 +357,9 @@ type cycler struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// gate is read-locked by each client for one Lock-hold-Unlock round:
+	// pause takes it to stop them all between two rounds.
+	gate sync.RWMutex
 
 	mu         sync.Mutex
 	acquired   []int
@@ -384,45 +387,64 @@ func startCycler(tp *tape, clients []*client, hold, lockWait time.Duration) *cyc
 
 func (cy *cycler) run(i int) {
 	defer cy.wg.Done()
-	c := cy.clients[i]
 	for cy.ctx.Err() == nil {
-		lctx, cancel := context.WithTimeout(c.ctx(cy.ctx), cy.lockWait)
-		err := c.l.Lock(lctx)
-		cancel()
-		if err != nil {
-			if cy.ctx.Err() != nil {
-				return
-			}
-			cy.note(cy.lockErrs, c, err)
-			select {
-			case <-cy.ctx.Done():
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			continue
+		cy.gate.RLock()
+		stop := cy.round(i)
+		cy.gate.RUnlock()
+		if stop {
+			return
 		}
-		h := cy.tp.enter(c)
-		doneAt := stillHeld
-		timer := time.NewTimer(cy.hold)
-		select {
-		case <-c.l.Done():
-			doneAt = cy.tp.now()
-		case <-timer.C:
-		}
-		timer.Stop()
-		cy.tp.leave(h, doneAt)
-		uctx, cancel := context.WithTimeout(c.ctx(context.Background()), 10*time.Second)
-		// ErrLockLost is expected once Done closed, and also when the hold
-		// was lost between the last look at Done and this Unlock.
-		if err := c.l.Unlock(uctx); err != nil && !errors.Is(err, c.v.errs.Lost) {
-			cy.note(cy.unlockErrs, c, err)
-		}
-		cancel()
-		cy.mu.Lock()
-		cy.acquired[i]++
-		cy.last[i] = h.enter
-		cy.mu.Unlock()
 	}
+}
+
+// pause stops every client between two rounds (each finishes the one it
+// is in) and returns the function that lets them go on.
+func (cy *cycler) pause() (resume func()) {
+	cy.gate.Lock()
+	return cy.gate.Unlock
+}
+
+// round is one Lock, hold and Unlock of client i; stop is true when the
+// cycler has been stopped.
+func (cy *cycler) round(i int) (stop bool) {
+	c := cy.clients[i]
+	lctx, cancel := context.WithTimeout(c.ctx(cy.ctx), cy.lockWait)
+	err := c.l.Lock(lctx)
+	cancel()
+	if err != nil {
+		if cy.ctx.Err() != nil {
+			return true
+		}
+		cy.note(cy.lockErrs, c, err)
+		select {
+		case <-cy.ctx.Done():
+			return true
+		case <-time.After(50 * time.Millisecond):
+		}
+		return false
+	}
+	h := cy.tp.enter(c)
+	doneAt := stillHeld
+	timer := time.NewTimer(cy.hold)
+	select {
+	case <-c.l.Done():
+		doneAt = cy.tp.now()
+	case <-timer.C:
+	}
+	timer.Stop()
+	cy.tp.leave(h, doneAt)
+	uctx, cancel := context.WithTimeout(c.ctx(context.Background()), 10*time.Second)
+	// ErrLockLost is expected once Done closed, and also when the hold
+	// was lost between the last look at Done and this Unlock.
+	if err := c.l.Unlock(uctx); err != nil && !errors.Is(err, c.v.errs.Lost) {
+		cy.note(cy.unlockErrs, c, err)
+	}
+	cancel()
+	cy.mu.Lock()
+	cy.acquired[i]++
+	cy.last[i] = h.enter
+	cy.mu.Unlock()
+	return false
 }
 
 var numbers = regexp.MustCompile(`0x[0-9a-f]+|[0-9a-f]{32}|\d+`)
