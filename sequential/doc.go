@@ -178,8 +178,8 @@
 // the ensemble answered. Pings and reads do not count: a follower cut off
 // from the leader goes on answering them for syncLimit ticks while the
 // leader, which hears of that follower's sessions only through it, may
-// expire them. The hold's monitor sends a sync whenever that moment is a
-// quarter of a session timeout old, so a holder survives a disconnection
+// expire them. The holder's monitor sends a sync whenever that moment is
+// a quarter of a session timeout old, so a holder survives a disconnection
 // (or an election) of about half its session timeout; choose the session
 // timeout with that in mind, and pass the one the servers granted (they
 // clamp requests to 2-20 tick times by default). Done is a late hint. A

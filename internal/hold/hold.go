@@ -13,9 +13,11 @@
 // from a follower that will notice the cut only syncLimit ticks later.
 // So the monitor keeps its own clock of the leader: the send time of the
 // latest write or sync the ensemble answered (zkop.Client.LeaderHeard),
-// moved on by a sync it sends itself whenever that clock is a quarter of
-// a session timeout old, and by a reconnection on the same session (the
-// leader revalidates the session then). It gives the hold up nine tenths
+// moved on, while the lock is held, by a sync it sends itself whenever
+// that clock is a quarter of a session timeout old, and by a
+// reconnection on the same session (the leader revalidates the session
+// then). A waiter whose clock has run out syncs once when it becomes the
+// holder. It gives the hold up nine tenths
 // of a session timeout after that moment (see lossAt), connected or not:
 // earlier than Curator, whose SUSPENDED-to-LOST timer starts a session
 // timeout after the client noticed a disconnection, by when another
@@ -265,7 +267,11 @@ func (m *Monitor) run(ev <-chan zk.Event) {
 			if ev == nil {
 				ev = m.rearm()
 			}
-			if synced == nil && time.Since(m.c.LeaderHeard()) >= m.syncAfter() {
+			// Only a holder keeps its clock fresh: a waiter proves its
+			// session once, when it becomes the holder (Acquired), if its
+			// clock has run out by then; N waiters syncing all along would
+			// be N requests per quarter session timeout for nothing.
+			if synced == nil && m.holding.Load() && time.Since(m.c.LeaderHeard()) >= m.syncAfter() {
 				synced = m.sync()
 			}
 		}
