@@ -6,6 +6,9 @@ import (
 	"runtime/pprof"
 	"strings"
 	"testing"
+
+	"github.com/zklocks/zklocks/internal/ensemble"
+	"github.com/zklocks/zklocks/internal/zktest"
 )
 
 // diagnose logs, when a workload has stalled, what is needed to tell why:
@@ -30,6 +33,17 @@ func diagnose(t *testing.T, w *workload) {
 		c := w.clients[0].conn
 		nodes, err := lockNodes(c, w.v, w.path)
 		fmt.Fprintf(&b, "  nodes on the path (as %s sees them): %v %v\n", w.clients[0].name, describe(c, w.path, nodes, w.v), err)
+	}
+	// Each member's connections, with the requests queued on each (a
+	// session whose requests go unanswered while its pings are shows
+	// here as a connection with queued requests that do not drain).
+	servers := w.servers
+	if servers == nil {
+		servers = zktest.Servers(t)
+	}
+	for _, addr := range servers {
+		out, err := ensemble.FourLetter(addr, "cons")
+		fmt.Fprintf(&b, "  cons of %s (%v):\n%s\n", addr, err, out)
 	}
 	var stacks bytes.Buffer
 	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
