@@ -63,13 +63,19 @@ type Price struct {
 // pattern's in the same round, as the median of the rounds with its
 // interval.
 func (pr Price) Ratio(p Pattern, cycle bool) Estimate {
+	return pr.overRounds(cycle, func(v [patterns]time.Duration) float64 { return ratio(v[p], v[PatternBare]) })
+}
+
+// overRounds is f of each round's p50s (the acquires', or with cycle the
+// cycles'), as the median of the rounds with its interval.
+func (pr Price) overRounds(cycle bool, f func(p50s [patterns]time.Duration) float64) Estimate {
 	xs := make([]float64, len(pr.Rounds))
 	for i, r := range pr.Rounds {
 		v := r.Acquire
 		if cycle {
 			v = r.Cycle
 		}
-		xs[i] = ratio(v[p], v[PatternBare])
+		xs[i] = f(v)
 	}
 	return MedianCI(xs)
 }
@@ -203,15 +209,7 @@ func (r *Report) writePrice(w io.Writer) {
 // median is pattern p's p50 over the rounds (acquire, or with cycle the
 // acquire+release), in milliseconds, with its interval.
 func (pr Price) median(p Pattern, cycle bool) Estimate {
-	xs := make([]float64, len(pr.Rounds))
-	for i, r := range pr.Rounds {
-		v := r.Acquire
-		if cycle {
-			v = r.Cycle
-		}
-		xs[i] = millis(v[p])
-	}
-	return MedianCI(xs)
+	return pr.overRounds(cycle, func(v [patterns]time.Duration) float64 { return millis(v[p]) })
 }
 
 // seqOverPeerAtOne is sequential over zk-peer at N=1 for fig: a zero

@@ -73,12 +73,10 @@ type Monitor struct {
 	ended  bool
 	onLoss func(reason error)
 
-	// A cut-off ends only a hold: a queued contender that shows the
-	// leader its session again in time still has its place, and one
-	// whose session expired learns it from the session id. overdue
-	// records that a queued contender's clock ran out, for Acquired.
+	// A clock that runs out ends only a hold: a queued contender shows
+	// the leader its session when it acquires (Acquired), and one whose
+	// session expired learns it from the session id.
 	holding atomic.Bool
-	overdue atomic.Bool
 }
 
 // Watch reads path once with a data watch and starts watching it. The stat
@@ -138,7 +136,7 @@ func (m *Monitor) Acquired(ctx context.Context) {
 		_ = m.c.Sync(sctx, m.path) // its answer moves the clock on; a failure leaves it out
 		cancel()
 	}
-	// holding before the clock is read, as the run loop marks overdue
+	// holding before the clock is read, as the run loop reads the clock
 	// before it reads holding: one of the two sees the other.
 	m.holding.Store(true)
 	if !time.Now().Before(m.lossAt()) {
@@ -279,14 +277,13 @@ func (m *Monitor) run(ev <-chan zk.Event) {
 }
 
 // clockRanOut handles the deadline's firing: it ends a hold whose clock
-// has run out and reports true, marks a queued contender overdue, or sets
-// the deadline again when the clock has moved on meanwhile.
+// has run out and reports true, or sets the deadline again when the clock
+// has moved on meanwhile (a queued contender's is set again each tick).
 func (m *Monitor) clockRanOut(deadline *time.Timer) bool {
 	if left := time.Until(m.lossAt()); left > 0 {
 		deadline.Reset(left)
 		return false
 	}
-	m.overdue.Store(true)
 	if m.holding.Load() {
 		m.end(ErrCutOff)
 		return true
@@ -296,11 +293,7 @@ func (m *Monitor) clockRanOut(deadline *time.Timer) bool {
 
 // resetDeadline sets the deadline to the clock's current lossAt.
 func (m *Monitor) resetDeadline(deadline *time.Timer) {
-	left := time.Until(m.lossAt())
-	if left > 0 {
-		m.overdue.Store(false)
-	}
-	deadline.Reset(max(left, 0))
+	deadline.Reset(max(time.Until(m.lossAt()), 0))
 }
 
 // sync sends a sync, whose answer moves the leader's clock on, and
