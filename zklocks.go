@@ -33,6 +33,18 @@ import "context"
 // runs). When the lock is not held Done returns a closed channel. A closed
 // Done is a hint, not a guarantee: a paused process runs no code, and can
 // go on believing it holds the lock after the servers gave it away.
+//
+// The cut-off case runs on one clock per connection: the latest moment at
+// which the client can prove that the leader refreshed its session (an
+// answered request, once a later request through the leader, sent a
+// quarter of a session timeout after the first one's answer, is answered
+// too; see internal/liveness). A hold ends nine tenths of a session
+// timeout after that moment, connected or not. The clock trails the
+// present by a quarter to three eighths of a session timeout, so a hold
+// rides out a disconnection of about half of one; the first hold on a new
+// connection waits for the clock's first proof, up to about a quarter of
+// a session timeout. The rule assumes the servers grant sessions of at
+// least two ticks, their default.
 type Locker interface {
 	Lock(ctx context.Context) error
 	TryLock(ctx context.Context) error

@@ -31,6 +31,7 @@ var (
 	ErrNotLocked     = errors.New("lock not held")
 	ErrLockLost      = errors.New("lock lost")
 	ErrAlreadyLocked = errors.New("already locked by this mutex")
+	ErrBadOption     = errors.New("invalid option")
 )
 
 // Option configures a Mutex.
@@ -52,11 +53,10 @@ func WithACL(acl []zk.ACL) Option {
 // was opened with (go-zookeeper does not expose it). It bounds how long a
 // disconnected holder trusts its hold and how long background clean-up
 // retries. The default is 10s.
+// A duration that is not positive makes New fail with ErrBadOption.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d > 0 {
-			o.sessionTimeout = d
-		}
+		o.sessionTimeout = d
 	}
 }
 
@@ -120,6 +120,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: 10 * time.Second}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.sessionTimeout <= 0 {
+		return nil, lockerr.Wrap("naive", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
 	}
 	return &Mutex{client: zkop.New(conn, o.sessionTimeout), path: path, acl: o.acl,
 		log: oplog.New(o.logger, "naive", path)}, nil
@@ -190,13 +193,13 @@ func (m *Mutex) logAcquire(ctx context.Context, h *holding, start time.Time) *op
 // our stamp and belongs to the session the client has now; a node with
 // our stamp from an expired session is about to vanish, and any other
 // node is another holder's. It returns nil, nil when the node is not
-// ours. It gives up at once when the connection has been closed, and
-// after a few failures in a row (a read that failed for want of a
-// connection, or a zkop.DialRound without a session), and leaves our node,
-// if there is one, to a background delete.
+// ours. It waits for the client to be back while ctx allows (an outage
+// is no reason to give up), gives up at once when the connection has been
+// closed or a read is refused, and then leaves our node, if there is one,
+// to a background delete.
 func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 	pause := 20 * time.Millisecond
-	for tries := 1; ; tries++ {
+	for {
 		// A pause first: right after a Close go-zookeeper still reports
 		// its session for a moment. Then nothing is sent without a
 		// session: on a closed connection a request can stop
@@ -218,15 +221,14 @@ func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 			return m.claim(ctx, stamp, stat.EphemeralOwner)
 		case err == nil:
 			return nil, nil
-		case !retryLater(err) || ctx.Err() != nil || tries == findOwnTries:
+		case !retryLater(err) || ctx.Err() != nil:
 			return nil, m.lookFailed(ctx, stamp, err)
 		}
 	}
 }
 
-// findOwnTries bounds findOwn's failures in a row: about a second and a
-// half of pauses, plus a second for each round without a session.
-const findOwnTries = 6
+// expiredTries bounds creates in a row that find the session expired.
+const expiredTries = 6
 
 // lookFailed ends a findOwn that could not look: our node, if the create
 // made one, is left to a background delete, and the error says why.
@@ -268,17 +270,25 @@ func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 	}
 }
 
-// claim starts watching the node just created and reads its stat: the
-// czxid is the fencing token, the ephemeralOwner proves the node is ours.
+// claim starts watching the node just created and reads it back: the
+// czxid is the fencing token; the ephemeralOwner and the stamp together
+// prove the node is ours. The owner alone does not: another Mutex on the
+// same connection may have made the node again after ours was deleted.
 func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, error) {
 	// The node exists; finish even if the caller's ctx ends now, rather
 	// than leave a node that must then be cleaned up.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.client.SessionTimeout)
 	defer cancel()
-	mon, stat, err := hold.Watch(cctx, m.client, m.path)
+	mon, data, stat, err := hold.Watch(cctx, m.client, m.path)
 	switch {
-	case err == nil && stat.EphemeralOwner == sid:
+	case err == nil && stat.EphemeralOwner == sid && bytes.Equal(data, stamp):
 		return &holding{mon: mon, stamp: stamp, session: sid, czxid: stat.Czxid}, nil
+	case err == nil && stat.EphemeralOwner == sid:
+		// Our session's node with another stamp: ours was deleted right
+		// after the create, and another Mutex of this connection made
+		// the node again.
+		mon.Release()
+		return nil, fmt.Errorf("%w: right after the create, the node was replaced by another lock of this session: %w", ErrLockLost, hold.ErrNodeDeleted)
 	case err == nil:
 		// The connection moved to a new session after our create, so our
 		// node died with the old one; this node is another Mutex's on the
@@ -460,7 +470,9 @@ func (m *Mutex) wrap(step string, ctx context.Context, err error) error {
 }
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("naive", op, m.path, err) }
+func (m *Mutex) fail(op string, err error) error {
+	return lockerr.Wrap("naive", op, m.path, lockerr.Lost(err, ErrLockLost))
+}
 
 // Token returns the fencing token of the current hold, the czxid of the
 // lock node, or 0 when the lock is not held. Tokens of successive holds

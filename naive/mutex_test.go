@@ -33,6 +33,7 @@ var variant = locktest.Variant{
 		NotLocked:     naive.ErrNotLocked,
 		Lost:          naive.ErrLockLost,
 		AlreadyLocked: naive.ErrAlreadyLocked,
+		BadOption:     naive.ErrBadOption,
 	},
 	Layout: locktest.NodeAtPath,
 	NewLogged: func(conn *zk.Conn, path string, sessionTimeout time.Duration, l *slog.Logger) (zklocks.Locker, error) {

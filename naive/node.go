@@ -60,7 +60,7 @@ func (m *Mutex) take(ctx context.Context, a *attempt) (*holding, error) {
 			if err := m.client.EnsureParents(ctx, m.path, zkpath.Ancestors(m.path), false, m.acl); err != nil {
 				return nil, m.wrap("create the parents", ctx, err)
 			}
-		case errors.Is(err, zk.ErrSessionExpired) && a.expired < findOwnTries:
+		case errors.Is(err, zk.ErrSessionExpired) && a.expired < expiredTries:
 			// The node, if the create made it, went with that session:
 			// create again on the next one.
 			a.expired++

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,5 +102,75 @@ func TestCreateWriteErrorIsRetried(t *testing.T) {
 	}
 	if err := m.Unlock(ctx); err != nil {
 		t.Errorf("Unlock: %v", err)
+	}
+}
+
+// Two Mutexes on one connection, and an operator between A's create and
+// A's first look at its node: A's create is answered, the operator
+// deletes the node, B's create makes it again on the same session, and
+// only then does A read it back. The node's owner is A's session, as it
+// would be for A's own node; the stamp in its data is B's. A must not
+// take it: both would hold.
+func TestNodeReplacedBeforeTheClaimIsNotAdopted(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	const st = 4 * time.Second
+	w := zktest.NewWire(t)
+	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(st))
+	admin := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	a, b := newMutex(t, conn, path, st), newMutex(t, conn, path, st)
+
+	created, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	w.OnReply(func(r *zktest.Reply) zktest.Verdict {
+		if (r.Request.Op == zktest.OpCreate || r.Request.Op == zktest.OpCreate2) && r.Request.Path == path && r.Err == 0 {
+			once.Do(func() { close(created); <-resume }) // A's answer waits: the operator and B act first
+		}
+		return zktest.Pass
+	})
+	aLocked := make(chan error, 1)
+	go func() { aLocked <- a.Lock(ctx) }()
+	select {
+	case <-created:
+	case <-ctx.Done():
+		t.Fatal("A's create was never answered")
+	}
+	mustSync(t, admin, path)
+	if err := admin.Delete(path, -1); err != nil {
+		close(resume)
+		t.Fatalf("operator: delete A's node: %v", err)
+	}
+	bLocked := make(chan error, 1)
+	go func() { bLocked <- b.Lock(ctx) }()
+	for { // B's create applied: the node is back, owned by the shared session
+		mustSync(t, admin, path)
+		if _, st, err := admin.Get(path); err == nil && st.EphemeralOwner == conn.SessionID() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			close(resume)
+			t.Fatal("B's create was not applied")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	close(resume)
+
+	if err := <-bLocked; err != nil {
+		t.Fatalf("B: Lock: %v", err)
+	}
+	aErr := <-aLocked
+	if aErr == nil {
+		t.Fatal("A and B both hold the lock: A adopted the node B made on their shared session")
+	}
+	if !errors.Is(aErr, naive.ErrLockLost) {
+		t.Errorf("A: Lock after its node was replaced: %v, want ErrLockLost", aErr)
+	}
+	locktest.RequireClosedWithin(t, a.Done(), time.Second, "A, whose Lock failed")
+	if locktest.IsClosed(b.Done()) {
+		t.Error("B's Done closed: B holds the lock")
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Errorf("B: Unlock: %v", err)
 	}
 }

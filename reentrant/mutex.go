@@ -31,6 +31,7 @@ var (
 	ErrNotLocked     = errors.New("lock not held")
 	ErrLockLost      = errors.New("lock lost")
 	ErrAlreadyLocked = errors.New("already being acquired by this owner")
+	ErrBadOption     = errors.New("invalid option")
 	ErrNoOwner       = errors.New("no owner in context")
 	ErrNotOwner      = errors.New("not the owner")
 )
@@ -53,11 +54,10 @@ func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
 // not expose it). It bounds clean-up retries, InNode's count writes, and
 // how long a cut-off client keeps believing it holds the lock. A d <= 0 is
 // ignored.
+// A duration that is not positive makes New fail with ErrBadOption.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d > 0 {
-			o.sessionTimeout = d
-		}
+		o.sessionTimeout = d
 	}
 }
 
@@ -140,6 +140,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: sequential.DefaultSessionTimeout, mode: InMemory}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.sessionTimeout <= 0 {
+		return nil, lockerr.Wrap("reentrant", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
 	}
 	if o.mode != InMemory && o.mode != InNode {
 		return nil, lockerr.Wrap("reentrant", "new", path, fmt.Errorf("unknown count mode %d", int(o.mode)))
@@ -616,4 +619,6 @@ func (m *Mutex) Count(ctx context.Context) int {
 func (m *Mutex) Stats() zklocks.Stats { return m.client.Stats() }
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("reentrant", op, m.path, err) }
+func (m *Mutex) fail(op string, err error) error {
+	return lockerr.Wrap("reentrant", op, m.path, lockerr.Lost(err, ErrLockLost))
+}

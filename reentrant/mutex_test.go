@@ -104,6 +104,7 @@ func TestConformance(t *testing.T) {
 				NotLocked:     reentrant.ErrNotLocked,
 				Lost:          reentrant.ErrLockLost,
 				AlreadyLocked: reentrant.ErrAlreadyLocked,
+				BadOption:     reentrant.ErrBadOption,
 			},
 			FIFO:      true,
 			Reentrant: true,

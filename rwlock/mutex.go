@@ -28,6 +28,7 @@ var (
 	ErrNotLocked     = errors.New("lock not held")
 	ErrLockLost      = errors.New("lock lost")
 	ErrAlreadyLocked = errors.New("already locked by this mutex")
+	ErrBadOption     = errors.New("invalid option")
 	// ErrUpgrade is Lock's answer while this Mutex holds the read lock
 	// (or is acquiring it): the write lock would wait for our own reader
 	// for ever. Release the read lock first.
@@ -65,11 +66,10 @@ func WithACL(acl []zk.ACL) Option {
 // after a failed acquisition and says when a client cut off from the
 // ensemble must consider its holds lost. The default is
 // DefaultSessionTimeout.
+// A duration that is not positive makes New fail with ErrBadOption.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d > 0 {
-			o.sessionTimeout = d
-		}
+		o.sessionTimeout = d
 	}
 }
 
@@ -121,6 +121,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: DefaultSessionTimeout}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.sessionTimeout <= 0 {
+		return nil, lockerr.Wrap("rwlock", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
 	}
 	o.log = oplog.New(o.logger, "rwlock", path)
 	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost}
@@ -208,7 +211,9 @@ func (m *Mutex) Reader() *Side { return &Side{m: m, s: &m.r} }
 func (m *Mutex) Stats() zklocks.Stats { return m.q.Client().Stats() }
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("rwlock", op, m.path, err) }
+func (m *Mutex) fail(op string, err error) error {
+	return lockerr.Wrap("rwlock", op, m.path, lockerr.Lost(err, ErrLockLost))
+}
 
 // Side is the reader or the writer of a Mutex, as a zklocks.Locker.
 type Side struct {

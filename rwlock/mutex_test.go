@@ -22,6 +22,7 @@ var errs = locktest.Errors{
 	NotLocked:     rwlock.ErrNotLocked,
 	Lost:          rwlock.ErrLockLost,
 	AlreadyLocked: rwlock.ErrAlreadyLocked,
+	BadOption:     rwlock.ErrBadOption,
 }
 
 // The write lock is a mutex like the others: the whole conformance suite

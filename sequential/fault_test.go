@@ -337,7 +337,10 @@ func TestUnlockWhileCutOff(t *testing.T) {
 			ctx := testContext(t, 30*time.Second)
 			path := zktest.LockPath(t)
 			admin := zktest.Connect(t)
-			h := newFaultClient(t, path, sessionTimeout)
+			// Twice the usual session timeout: go-zookeeper sleeps a second
+			// after each round of refused dials, so a client cut for 1.5s is
+			// back about 2s after the cut, which a 2s session may not survive.
+			h := newFaultClient(t, path, 2*sessionTimeout)
 			w := newContender(t, path)
 			require.NoError(t, h.m.Lock(ctx))
 			node, sid := h.m.Node(), h.conn.SessionID()

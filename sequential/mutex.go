@@ -27,6 +27,7 @@ var (
 	ErrNotLocked     = errors.New("lock not held")
 	ErrLockLost      = errors.New("lock lost")
 	ErrAlreadyLocked = errors.New("already locked by this mutex")
+	ErrBadOption     = errors.New("invalid option")
 )
 
 // DefaultSessionTimeout is the session timeout assumed when
@@ -54,11 +55,10 @@ func WithACL(acl []zk.ACL) Option {
 // was opened with (go-zookeeper does not expose it). It bounds clean-up
 // after a failed Lock and says when a client cut off from the ensemble
 // must consider its hold lost. The default is DefaultSessionTimeout.
+// A duration that is not positive makes New fail with ErrBadOption.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d > 0 {
-			o.sessionTimeout = d
-		}
+		o.sessionTimeout = d
 	}
 }
 
@@ -103,6 +103,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: DefaultSessionTimeout}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.sessionTimeout <= 0 {
+		return nil, lockerr.Wrap("sequential", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
 	}
 	o.log = oplog.New(o.logger, "sequential", path)
 	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost}
@@ -188,4 +191,6 @@ func (m *Mutex) Node() string { return m.slot.Node() }
 func (m *Mutex) Stats() zklocks.Stats { return m.q.Client().Stats() }
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("sequential", op, m.path, err) }
+func (m *Mutex) fail(op string, err error) error {
+	return lockerr.Wrap("sequential", op, m.path, lockerr.Lost(err, ErrLockLost))
+}

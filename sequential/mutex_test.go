@@ -45,6 +45,7 @@ func TestConformance(t *testing.T) {
 			NotLocked:     sequential.ErrNotLocked,
 			Lost:          sequential.ErrLockLost,
 			AlreadyLocked: sequential.ErrAlreadyLocked,
+			BadOption:     sequential.ErrBadOption,
 		},
 		FIFO:   true,
 		Layout: locktest.ChildrenOfPath,

@@ -285,10 +285,10 @@ func renewalLoss(err error, sessionChanged bool) error {
 // end ends the hold: reason nil for a release, else why it was lost.
 func (h *leaseHold) end(reason error) {
 	h.err = reason
+	close(h.done) // first: a slow log handler must not delay Done
 	if reason != nil {
-		h.log.Lost(context.Background(), reason) // before Done closes, so the log has it first
+		h.log.Lost(context.Background(), reason)
 	}
-	close(h.done)
 }
 
 // release deletes our node after we gave the hold up ourselves, so the next

@@ -31,6 +31,7 @@ var (
 	ErrNotLocked     = errors.New("lock not held")
 	ErrLockLost      = errors.New("lock lost")
 	ErrAlreadyLocked = errors.New("already locked by this mutex")
+	ErrBadOption     = errors.New("invalid option")
 	ErrBadLease      = errors.New("invalid lease")
 	ErrWaitTimeout   = errors.New("wait bound passed")
 	ErrEvicted       = errors.New("evicted")
@@ -60,11 +61,10 @@ func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
 // with (default sequential.DefaultSessionTimeout, 10s; go-zookeeper does
 // not expose it). It bounds clean-up retries and how long a cut-off client
 // keeps believing it holds the lock. A d <= 0 is ignored.
+// A duration that is not positive makes New fail with ErrBadOption.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
-		if d > 0 {
-			o.sessionTimeout = d
-		}
+		o.sessionTimeout = d
 	}
 }
 
@@ -135,6 +135,9 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if o.sessionTimeout <= 0 {
+		return nil, lockerr.Wrap("timeout", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
+	}
 	if o.lease != 0 && (o.lease < MinLease || o.lease%time.Millisecond != 0) {
 		return nil, lockerr.Wrap("timeout", "new", path, fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, o.lease, MinLease))
 	}
@@ -171,10 +174,21 @@ func (m *Mutex) LockTimeout(ctx context.Context, d time.Duration) error {
 	bounded, cancel := context.WithTimeoutCause(ctx, d, ErrWaitTimeout)
 	defer cancel()
 	err := m.acquire(bounded, true)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(bounded), ErrWaitTimeout) {
-		err = fmt.Errorf("%w after %v: %w", ErrWaitTimeout, d, context.DeadlineExceeded)
+	if ctx.Err() == nil {
+		err = boundPassed(err, context.Cause(bounded), d)
 	}
 	return m.fail("lock", err)
+}
+
+// boundPassed names the wait bound d as the reason of err when it is:
+// err is the bounded context's deadline and its cause the bound. Any other
+// error (the node deleted a moment before the bound, say) is left as it
+// is, whatever the context says by then.
+func boundPassed(err, cause error, d time.Duration) error {
+	if errors.Is(err, context.DeadlineExceeded) && errors.Is(cause, ErrWaitTimeout) {
+		return fmt.Errorf("%w after %v: %w", ErrWaitTimeout, d, context.DeadlineExceeded)
+	}
+	return err
 }
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
@@ -192,6 +206,14 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	m.mu.Unlock()
 
 	h, err := m.take(ctx, n, wait, lg)
+	if err == nil {
+		if h.lease != nil {
+			go h.lease.run()
+		}
+		// It may wait for the session's clock (a new connection); the
+		// lease is renewed meanwhile.
+		n.Monitor().Acquired(ctx)
+	}
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -200,9 +222,6 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 		return err
 	}
 	m.cur = h
-	if h.lease != nil {
-		go h.lease.run()
-	}
 	return nil
 }
 
@@ -221,7 +240,6 @@ func (m *Mutex) take(ctx context.Context, n *lockq.Node, wait bool, lg *oplog.Lo
 		}
 		return nil, err
 	}
-	n.Monitor().Acquired(ctx)
 	h := &holding{node: n, lease: j.lease}
 	if lg != nil {
 		h.log = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)
@@ -287,11 +305,10 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		h.lease.cancel()
 		<-h.lease.exited
 		if h.lease.err != nil {
-			// The loss is the lease's; the node goes even if ctx has
-			// ended (within a session timeout, else later).
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
-			_ = m.q.Release(cctx, h.node)
-			cancel()
+			// The loss is the lease's. The node goes now, or, when ctx
+			// ends first or the ensemble cannot be reached, in the
+			// background (Release): Unlock returns when ctx says.
+			_ = m.q.Release(ctx, h.node)
 			m.finish(h.lease.err)
 			return h.lease.err
 		}
@@ -469,7 +486,9 @@ func (m *Mutex) pauseRenewal() (resume func()) {
 }
 
 // fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error { return lockerr.Wrap("timeout", op, m.path, err) }
+func (m *Mutex) fail(op string, err error) error {
+	return lockerr.Wrap("timeout", op, m.path, lockerr.Lost(err, ErrLockLost))
+}
 
 func isClosed(c <-chan struct{}) bool {
 	select {

@@ -130,6 +130,7 @@ func TestConformance(t *testing.T) {
 					NotLocked:     timeout.ErrNotLocked,
 					Lost:          timeout.ErrLockLost,
 					AlreadyLocked: timeout.ErrAlreadyLocked,
+					BadOption:     timeout.ErrBadOption,
 				},
 				FIFO:   true,
 				Layout: locktest.ChildrenOfPath,
@@ -781,4 +782,40 @@ func TestLeaseWriteCost(t *testing.T) {
 		}
 	}
 	t.Log("\n" + strings.Join(report, "\n"))
+}
+
+// Unlock after a lease loss honours its ctx: on a silent link (nothing
+// answered, nothing closed) it returns when ctx ends, and the node goes
+// in the background once the link is back, not a good part of a session
+// timeout later.
+func TestUnlockAfterLeaseLossHonoursCtxOnASilentLink(t *testing.T) {
+	ctx, stop := context.WithTimeout(t.Context(), 60*time.Second)
+	defer stop()
+	const session = 6 * time.Second
+	raw := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	cut := zktest.NewCutter()
+	aconn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(session))
+	a, err := timeout.New(aconn, path, timeout.WithLease(lease), timeout.WithSessionTimeout(session))
+	require.NoError(t, err)
+	require.NoError(t, a.Lock(ctx))
+
+	cut.Silence()
+	select {
+	case <-a.Done():
+	case <-time.After(session):
+		t.Fatal("the silenced holder's Done did not close within the session timeout")
+	}
+	require.ErrorIs(t, a.Err(), timeout.ErrLeaseExpired)
+	const bound = 200 * time.Millisecond
+	uctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	start := time.Now()
+	err = a.Unlock(uctx)
+	took := time.Since(start)
+	assert.ErrorIs(t, err, timeout.ErrLockLost)
+	assert.Less(t, took, session/6, "Unlock with a %v ctx after a lease loss on a silent link took %v", bound, took)
+
+	cut.Heal()
+	waitChildren(t, raw, path, 0)
 }

@@ -26,10 +26,14 @@ import (
 // machine) does not set a bound; 6 to 8 rounds give [min, max].
 const defaultRounds = 9
 
+// defaultOut is where zklocks bench writes its report: a directory git
+// ignores, so that a run leaves the checkout clean.
+const defaultOut = "results"
+
 func init() {
 	register(command{
 		name:    "bench",
-		summary: "run every lock side by side; write docs/results (table, figures, bench.txt)",
+		summary: "run every lock side by side; write " + defaultOut + "/ (table, figures, bench.txt; -out to choose)",
 		run:     runBench,
 	})
 }
@@ -92,7 +96,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.IntVar(&f.priceSamples, "price-samples", 60, "samples per round of each request pattern of the token's and Done's price, measured once before the runs (0: skip)")
 	fs.DurationVar(&f.idle, "idle", 0, "time a contender waits after releasing before it asks again")
 	fs.DurationVar(&bench.TimeoutLease, "lease", bench.TimeoutLease, "hold lease of the timeout variant")
-	fs.StringVar(&f.out, "out", "docs/results", "directory for README.md, bench.txt and the figures (empty: write nothing)")
+	fs.StringVar(&f.out, "out", defaultOut, "directory for README.md, bench.txt and the figures (empty: write nothing; make bench-docs writes docs/results)")
 	fs.IntVar(&f.headlineN, "headline-n", 16, "contenders of the headline comparison (sequential vs floor and peer)")
 	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client side (this process) to this file")

@@ -53,6 +53,9 @@ func TestBenchDefaults(t *testing.T) {
 	if f.rounds < 5 || f.variantsSet {
 		t.Errorf("rounds %d, variantsSet %v", f.rounds, f.variantsSet)
 	}
+	if f.out != defaultOut || !strings.Contains(commands["bench"].summary, "write "+f.out+"/") {
+		t.Errorf("bench writes %q by default; the usage says %q", f.out, commands["bench"].summary)
+	}
 	for _, p := range []string{"curator", "kazoo", "zk-peer"} {
 		if !strings.Contains(","+f.variants+",", ","+p+",") {
 			t.Errorf("default variants %q lack %s", f.variants, p)

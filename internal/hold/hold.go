@@ -5,30 +5,26 @@
 // enough for the session to be alive.
 //
 // The last case is the one a client cannot observe directly. The leader
-// expires a session a session timeout after it last heard of it, and it
-// hears of the sessions of a follower's clients only through that
-// follower. A client cut off from the ensemble does not know whether the
-// leader has already expired its session; worse, a client whose follower
-// is cut off from the leader still gets answers to its pings and reads,
-// from a follower that will notice the cut only syncLimit ticks later.
-// So the monitor keeps its own clock of the leader: the send time of the
-// latest write or sync the ensemble answered (zkop.Client.LeaderHeard),
-// moved on, while the lock is held, by a sync it sends itself whenever
-// that clock is a quarter of a session timeout old, and by a
-// reconnection on the same session (the leader revalidates the session
-// then). A waiter whose clock has run out syncs once when it becomes the
-// holder. It gives the hold up nine tenths
-// of a session timeout after that moment (see lossAt), connected or not:
+// expires a session a session timeout after it last refreshed it, and a
+// follower's clients are refreshed only by the follower's ping replies,
+// never by a request it forwards: a client whose follower is cut off from
+// the leader goes on getting answers to its pings and reads until the
+// follower notices, syncLimit ticks later, while the leader may expire
+// the session meanwhile. So a hold ends by the connection's proven clock
+// of the leader (internal/liveness: a request counts only once a later
+// request through the leader, sent a quarter of a session timeout after
+// its answer, is answered too; a keeper per connection sends the syncs
+// that keep it fresh). The hold is given up nine tenths of a session
+// timeout after the proven moment (Clock.LossAt), connected or not:
 // earlier than Curator, whose SUSPENDED-to-LOST timer starts a session
 // timeout after the client noticed a disconnection, by when another
-// client can already hold the lock.
+// client can already hold the lock. The margin of a tenth is for timers
+// and scheduling; the lag of the follower's reports is in the rule.
 //
 // The arithmetic uses the session timeout the lock was given; it must be
 // the one the servers granted. Servers clamp a requested timeout to
 // [2, 20] tick times by default, so a client that asks for more than the
-// servers allow must pass the granted value. The tenth kept in hand
-// covers the lag of the follower's reports to the leader (half a tick)
-// when the session timeout is at least five ticks.
+// servers allow must pass the granted value.
 package hold
 
 import (
@@ -48,7 +44,7 @@ import (
 var (
 	ErrReleased       = errors.New("released")
 	ErrNodeDeleted    = errors.New("node deleted")
-	ErrSessionExpired = errors.New("session expired")
+	ErrSessionExpired = fmt.Errorf("session expired: %w", zk.ErrSessionExpired)
 	ErrCutOff         = errors.New("cut off from the ensemble long enough for the session to expire")
 )
 
@@ -79,61 +75,57 @@ type Monitor struct {
 	holding atomic.Bool
 }
 
-// Watch reads path once with a data watch and starts watching it. The stat
-// returned is the node's, from that first read. It fails with
-// ErrNodeDeleted when the node is already gone, and with ErrSessionExpired
-// when the node belongs to another session than conn's current one: a node
-// left by an expired session must never be taken for ours.
-func Watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
-	m, stat, err := watch(ctx, c, path)
+// Watch reads path once with a data watch and starts watching it. The
+// data and stat returned are the node's, from that first read. It fails
+// with ErrNodeDeleted when the node is already gone, and with
+// ErrSessionExpired when the node belongs to another session than conn's
+// current one: a node left by an expired session must never be taken for
+// ours.
+func Watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, []byte, *zk.Stat, error) {
+	m, data, stat, err := watch(ctx, c, path)
 	if err == nil {
 		m.Acquired(ctx)
 	}
-	return m, stat, err
+	return m, data, stat, err
 }
 
 // WatchQueued is Watch for a contender that does not hold the lock yet:
 // being cut off does not end it until Acquired is called.
 func WatchQueued(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
-	return watch(ctx, c, path)
+	m, _, stat, err := watch(ctx, c, path)
+	return m, stat, err
 }
 
-func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
+func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, []byte, *zk.Stat, error) {
 	session := c.Conn.SessionID()
-	if c.LeaderHeard().IsZero() {
-		// The locks create the node through c, which starts the clock;
-		// a node made otherwise needs a sync to start it.
-		if err := c.Sync(ctx, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return nil, nil, err
-		}
-	}
-	_, stat, ev, err := c.GetW(ctx, path)
+	data, stat, ev, err := c.GetW(ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil, nil, ErrNodeDeleted
+		return nil, nil, nil, ErrNodeDeleted
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if stat.EphemeralOwner != session {
-		return nil, nil, fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", ErrSessionExpired, path, stat.EphemeralOwner, session)
+		return nil, nil, nil, fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", ErrSessionExpired, path, stat.EphemeralOwner, session)
 	}
 	m := &Monitor{c: c, path: path, session: session, czxid: stat.Czxid,
 		done: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{})}
 	m.requests, m.cancel = context.WithCancel(context.Background())
 	go m.run(ev)
-	return m, stat, nil
+	return m, data, stat, nil
 }
 
 // Acquired tells a monitor started by WatchQueued that its contender now
-// holds the lock. A contender whose clock of the leader ran out while it
-// waited (it could not reach the leader for most of a session timeout:
-// an election, say) first shows its session to the leader with a sync,
-// bounded by ctx and a third of the session timeout; if the clock is
-// still out after that, the hold ends at once.
+// holds the lock. A hold must start with time in hand: when the clock
+// promises less than a quarter of a session timeout (the connection is
+// new, or it could not reach the leader for a while: an election, say),
+// Acquired first waits for the keeper to prove a fresher moment, bounded
+// by ctx and half a session timeout; if the clock is out after that, the
+// hold ends at once.
 func (m *Monitor) Acquired(ctx context.Context) {
-	if !time.Now().Before(m.lossAt()) {
-		sctx, cancel := context.WithTimeout(ctx, m.c.SessionTimeout/3)
-		_ = m.c.Sync(sctx, m.path) // its answer moves the clock on; a failure leaves it out
+	if !m.c.Clock.Fresh() {
+		wctx, cancel := context.WithTimeout(ctx, m.c.SessionTimeout/2)
+		_ = m.c.Clock.AwaitFresh(wctx) // a failure leaves the clock where it is
 		cancel()
 	}
 	// holding before the clock is read, as the run loop reads the clock
@@ -170,9 +162,9 @@ func (m *Monitor) Lose(reason error) { m.end(reason) }
 
 // OnLoss has f called once with the reason when the hold ends for any
 // reason but Release: at once (in the caller) if it already has, else in
-// whichever goroutine ends it, before Done closes. f must not block or
-// call the Monitor. The locks use it to log a loss when it happens, not
-// when their owner next looks, and before the owner can see Done closed.
+// whichever goroutine ends it, right after Done closes: a slow f (a
+// logger, say) never delays Done. f must not call the Monitor. The locks
+// use it to log a loss when it happens, not when their owner next looks.
 func (m *Monitor) OnLoss(f func(reason error)) {
 	m.mu.Lock()
 	if !m.ended {
@@ -193,12 +185,12 @@ func (m *Monitor) end(reason error) {
 		m.ended = true
 		f := m.onLoss
 		m.mu.Unlock()
-		if f != nil && reason != ErrReleased {
-			f(reason)
-		}
 		close(m.done)
 		close(m.stop)
 		m.cancel()
+		if f != nil && reason != ErrReleased {
+			f(reason)
+		}
 	})
 }
 
@@ -207,19 +199,12 @@ func (m *Monitor) pollEvery() time.Duration {
 	return max(min(m.c.SessionTimeout/8, 250*time.Millisecond), 10*time.Millisecond)
 }
 
-// syncAfter is how old the leader's clock may grow before the monitor
-// sends a sync to move it on: with the ticks' lateness and a slow answer
-// it is still well short of lossAt's nine tenths.
-func (m *Monitor) syncAfter() time.Duration { return m.c.SessionTimeout / 4 }
-
 func (m *Monitor) run(ev <-chan zk.Event) {
 	defer close(m.exited)
 	tick := time.NewTicker(m.pollEvery())
 	defer tick.Stop()
 	deadline := time.NewTimer(time.Until(m.lossAt()))
 	defer deadline.Stop()
-	var synced <-chan struct{} // the sync in flight, nil when none
-	lastUp, down := time.Now(), false
 	for {
 		select {
 		case <-m.stop:
@@ -237,40 +222,17 @@ func (m *Monitor) run(ev <-chan zk.Event) {
 			if m.clockRanOut(deadline) {
 				return
 			}
-		case <-synced:
-			synced = nil
-			m.resetDeadline(deadline)
-		case now := <-tick.C:
+		case <-tick.C:
 			if sid := m.c.Conn.SessionID(); sid != 0 && sid != m.session {
 				m.end(ErrSessionExpired)
 				return
 			}
-			// The clock may have moved since the deadline was set (the
-			// lock's own writes, Acquired's sync), or the deadline fired
-			// while we were queued: set it again, every tick.
+			// The clock moves on (the keeper's syncs, the lock's own
+			// requests), or the deadline fired while we were queued: set
+			// it again, every tick.
 			m.resetDeadline(deadline)
-			if m.c.Conn.State() != zk.StateHasSession {
-				down = true
-				continue
-			}
-			if down {
-				// Back on the same session: the leader revalidated it, after
-				// the old connection failed, so after the last tick that
-				// found it up.
-				m.c.HeardFromLeader(lastUp)
-				down = false
-				m.resetDeadline(deadline)
-			}
-			lastUp = now
-			if ev == nil {
+			if ev == nil && m.c.Conn.State() == zk.StateHasSession {
 				ev = m.rearm()
-			}
-			// Only a holder keeps its clock fresh: a waiter proves its
-			// session once, when it becomes the holder (Acquired), if its
-			// clock has run out by then; N waiters syncing all along would
-			// be N requests per quarter session timeout for nothing.
-			if synced == nil && m.holding.Load() && time.Since(m.c.LeaderHeard()) >= m.syncAfter() {
-				synced = m.sync()
 			}
 		}
 	}
@@ -296,27 +258,8 @@ func (m *Monitor) resetDeadline(deadline *time.Timer) {
 	deadline.Reset(max(time.Until(m.lossAt()), 0))
 }
 
-// sync sends a sync, whose answer moves the leader's clock on, and
-// returns a channel closed once it is answered or has failed.
-func (m *Monitor) sync() <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ctx, cancel := context.WithDeadline(m.requests, m.lossAt())
-		defer cancel()
-		_ = m.c.Sync(ctx, m.path) // a failure leaves the clock where it is
-	}()
-	return done
-}
-
-// lossAt is when the hold must be given up: a session timeout, less a
-// tenth kept in hand, after the last moment the leader surely heard of
-// the session.
-func (m *Monitor) lossAt() time.Time { return lossAt(m.c.LeaderHeard(), m.c.SessionTimeout) }
-
-func lossAt(leaderHeard time.Time, sessionTimeout time.Duration) time.Time {
-	return leaderHeard.Add(sessionTimeout - sessionTimeout/10)
-}
+// lossAt is when the hold must be given up (liveness.Clock.LossAt).
+func (m *Monitor) lossAt() time.Time { return m.c.Clock.LossAt() }
 
 // onEvent classifies one watch event; nil means "still held, re-arm".
 func (m *Monitor) onEvent(e zk.Event) error {

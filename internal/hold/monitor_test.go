@@ -34,7 +34,7 @@ func TestReleaseDoesNotWaitForARequest(t *testing.T) {
 	if _, err := conn.Create(path, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	mon, _, err := hold.Watch(ctx, c, path)
+	mon, _, _, err := hold.Watch(ctx, c, path)
 	if err != nil {
 		t.Fatalf("Watch: %v", err)
 	}

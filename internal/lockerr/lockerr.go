@@ -13,7 +13,12 @@
 // context.DeadlineExceeded.
 package lockerr
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
 
 // Error is an error of a lock's API.
 type Error struct {
@@ -45,4 +50,16 @@ func Wrap(pkg, op, path string, err error) error {
 		return err
 	}
 	return &Error{Pkg: pkg, Op: op, Path: path, Err: err}
+}
+
+// Lost makes an error that says the session expired say lost too (lost is
+// the package's ErrLockLost): the node went with the session, whichever
+// request met the expiry first (a listing, a watch, a lease write), and a
+// caller must not have to know which to tell. Other errors pass as they
+// are.
+func Lost(err, lost error) error {
+	if err == nil || errors.Is(err, lost) || !errors.Is(err, zk.ErrSessionExpired) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", lost, err)
 }

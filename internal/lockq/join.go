@@ -80,6 +80,7 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 				return err
 			}
 			if ok {
+				n.fails = backoff{} // in a row: abandoning starts afresh
 				return nil
 			}
 		}
@@ -91,13 +92,15 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 }
 
 // findAfterLoss waits until the client is back after a create that failed
-// with err, and lists the nodes carrying our GUID.
+// with err, and lists the nodes carrying our GUID. It waits for as long as
+// ctx allows: an outage is no reason to give up (a closed connection is,
+// and ends it with zkop.ErrClosed).
 func (q *Queue) findAfterLoss(ctx context.Context, n *Node, err error) ([]string, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	b := &n.fails
-	if err := q.retryWhenBack(ctx, b, err, maxRetries, nil); err != nil {
+	if err := q.retryWhenBack(ctx, b, err, 0, nil); err != nil {
 		return nil, err
 	}
 	for {
@@ -108,7 +111,7 @@ func (q *Queue) findAfterLoss(ctx context.Context, n *Node, err error) ([]string
 		if !retryable(ctx, err) {
 			return nil, err
 		}
-		if err := q.retryWhenBack(ctx, b, err, maxRetries, nil); err != nil {
+		if err := q.retryWhenBack(ctx, b, err, 0, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -152,7 +155,7 @@ func (q *Queue) adopt(ctx context.Context, n *Node, name string) (bool, error) {
 		case errors.Is(err, hold.ErrSessionExpired), errors.Is(err, hold.ErrNodeDeleted):
 			return false, nil
 		case retryable(ctx, err):
-			if err := q.retryWhenBack(ctx, &n.fails, err, maxRetries, nil); err != nil {
+			if err := q.retryWhenBack(ctx, &n.fails, err, 0, nil); err != nil {
 				return false, err
 			}
 		default:

@@ -17,7 +17,12 @@ import (
 const (
 	retryFirst = 20 * time.Millisecond
 	retryMax   = 500 * time.Millisecond
-	maxRetries = 6 // in a row, while joining and abandoning (about 1.1 s)
+	// maxRetries bounds failures in a row where waiting longer is
+	// pointless: creates that find the session expired, and a clean-up
+	// that cannot get through (it leaves the rest to the background).
+	// Joining during an outage has no such bound: it waits while ctx
+	// allows.
+	maxRetries = 6
 	maxParents = 3 // creates that find the lock path missing
 )
 

@@ -49,6 +49,13 @@ func (s *suite) testBadInput(t *testing.T) {
 			t.Errorf("New(nil, %q) = %v, want %v", base, err, s.v.Errors.NilConn)
 		}
 	})
+	t.Run("SessionTimeoutNotPositive", func(t *testing.T) {
+		for _, st := range []time.Duration{-time.Second, 0} {
+			if l, err := s.v.New(admin, base, st); !errors.Is(err, s.v.Errors.BadOption) {
+				t.Errorf("New(conn, %q) with session timeout %v = %v, %v; want %v", base, st, l, err, s.v.Errors.BadOption)
+			}
+		}
+	})
 	t.Run("GoodPathsAccepted", func(t *testing.T) {
 		for _, p := range []string{base, base + "/a.b/..c/-x_", "/zookeeperx", "/zookeeper-locks/a"} {
 			if err := s.v.NewErr(admin, p); err != nil {

@@ -68,6 +68,7 @@ type Errors struct {
 	NotLocked     error // Unlock without a hold, double Unlock, Unlock by a non-owner
 	Lost          error // Unlock after the hold was lost
 	AlreadyLocked error // Lock or TryLock on a Mutex that holds (unless Reentrant) or is acquiring
+	BadOption     error // New with an impossible option: a session timeout that is not positive
 }
 
 // Variant describes one lock implementation to the suite.
@@ -139,6 +140,9 @@ func Run(t *testing.T, v Variant) {
 		{"Stats", s.testStats},
 		{"OperationLog", s.testOperationLog},
 		{"ErrorShape", s.testErrorShape},
+		{"Outage", s.testOutage},
+		{"DoneBeforeItsLog", s.testDoneBeforeItsLog},
+		{"HoldAfterALongWait", s.testHoldAfterALongWait},
 	} {
 		t.Run(b.name, b.run)
 	}
@@ -160,7 +164,7 @@ func (v Variant) validate() error {
 		name string
 		err  error
 	}{{"BadPath", e.BadPath}, {"NilConn", e.NilConn}, {"Locked", e.Locked},
-		{"NotLocked", e.NotLocked}, {"Lost", e.Lost}, {"AlreadyLocked", e.AlreadyLocked}} {
+		{"NotLocked", e.NotLocked}, {"Lost", e.Lost}, {"AlreadyLocked", e.AlreadyLocked}, {"BadOption", e.BadOption}} {
 		if f.err == nil {
 			missing = append(missing, "Errors."+f.name)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/liveness"
 )
 
 // Client is the request side of one lock. Its zero value is not usable; use New.
@@ -29,14 +30,17 @@ type Client struct {
 	// when a client cut off from the ensemble must consider its hold lost.
 	SessionTimeout time.Duration
 
+	// Clock is the connection's proven clock of the leader, shared by
+	// every Client of the connection.
+	Clock *liveness.Clock
+
 	requests      atomic.Int64
 	notifications atomic.Int64
-	leaderHeard   atomic.Pointer[time.Time] // see LeaderHeard
 }
 
 // New returns a Client for conn.
 func New(conn *zk.Conn, sessionTimeout time.Duration) *Client {
-	return &Client{Conn: conn, SessionTimeout: sessionTimeout}
+	return &Client{Conn: conn, SessionTimeout: sessionTimeout, Clock: liveness.For(conn, sessionTimeout)}
 }
 
 // Stats returns the traffic counted so far.
@@ -44,55 +48,26 @@ func (c *Client) Stats() zklocks.Stats {
 	return zklocks.Stats{Requests: c.requests.Load(), Notifications: c.notifications.Load()}
 }
 
-// LeaderHeard returns the send time of the latest write or sync of this
-// Client that the ensemble answered on the session it was sent with, or
-// the zero time: a moment by which the leader surely knew the session was
-// alive. (See HeardFromLeader for the rest.) Only those answers prove it:
-// a server answers reads and pings on its own, and a follower cut off
-// from the leader goes on answering them for as long as it takes to
-// notice the cut (syncLimit ticks), while the leader, which hears of the
-// follower's sessions only through it, may expire them meanwhile. A write
-// or a sync is answered only after the leader has handled it.
-//
-// internal/hold gives a hold up a session timeout (less a margin) after
-// this moment. The time carries its monotonic clock reading, so deadlines
-// built on it ignore steps of the wall clock.
-func (c *Client) LeaderHeard() time.Time {
-	if t := c.leaderHeard.Load(); t != nil {
-		return *t
-	}
-	return time.Time{}
-}
+// LeaderHeard returns the latest moment at which the leader provably
+// refreshed the session (see internal/liveness for the rule), or the zero
+// time. The clock is the connection's, shared by every lock on it:
+// internal/hold gives a hold up nine tenths of a session timeout after
+// this moment. The time carries its monotonic clock reading, so
+// deadlines built on it ignore steps of the wall clock.
+func (c *Client) LeaderHeard() time.Time { return c.Clock.Proven() }
 
-// HeardFromLeader records another moment by which the leader surely knew
-// the session was alive: internal/hold's when the client is back on the
-// same session after a disconnection (reconnecting, the session is
-// revalidated by the leader, which renews it). Earlier moments than the
-// one recorded are ignored.
-func (c *Client) HeardFromLeader(at time.Time) {
-	for {
-		old := c.leaderHeard.Load()
-		if old != nil && !at.After(*old) {
-			return
-		}
-		if c.leaderHeard.CompareAndSwap(old, &at) {
-			return
-		}
-	}
-}
-
-// heard records the answer to a write or sync sent at sent on session
-// sid: it counts unless the request failed for want of a connection or a
+// heard records the answer to a request sent at sent on session sid: it
+// counts unless the request failed for want of a connection or a
 // session, or went out on another session (go-zookeeper resends what it
 // had queued on the session it opens after an expiry).
-func (c *Client) heard(sent time.Time, sid int64, err error) {
+func (c *Client) heard(sent time.Time, sid int64, viaLeader bool, err error) {
 	if err != nil && (isTransient(err) || errors.Is(err, zk.ErrSessionExpired)) {
 		return
 	}
 	if sid == 0 || c.Conn.SessionID() != sid {
 		return
 	}
-	c.HeardFromLeader(sent)
+	c.Clock.Answered(sid, sent, time.Now(), viaLeader)
 }
 
 // Notified counts one watch event received.
@@ -114,8 +89,8 @@ func call[T any](ctx context.Context, c *Client, fn func() (T, error)) (T, error
 	return start(c, fn, false).wait(ctx, nil)
 }
 
-// callLeader is call for a write or a sync, whose answer LeaderHeard
-// counts. When ctx wins, abandoned (if not nil) receives fn's late
+// callLeader is call for a write or a sync, which the servers send
+// through the leader. When ctx wins, abandoned (if not nil) receives fn's late
 // outcome.
 func callLeader[T any](ctx context.Context, c *Client, fn func() (T, error), abandoned func(T, error)) (T, error) {
 	if err := ctx.Err(); err != nil {
@@ -136,10 +111,11 @@ func start[T any](c *Client, fn func() (T, error), viaLeader bool) *Pending[T] {
 	p := &Pending[T]{ch: make(chan result[T], 1)}
 	go func() {
 		sent, sid := time.Now(), c.Conn.SessionID()
-		v, err := fn()
 		if viaLeader {
-			c.heard(sent, sid, err)
+			c.Clock.Sent(sid, sent)
 		}
+		v, err := fn()
+		c.heard(sent, sid, viaLeader, err)
 		p.ch <- result[T]{v, err}
 	}()
 	return p

@@ -1,0 +1,140 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/oplog"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// testOutage: an outage is not a reason to give up. A client that can
+// reach no server (every dial refused) for longer than the old retry
+// budgets (about 8s), and for less than its session timeout, goes on
+// waiting in Lock while its ctx allows, and holds the lock once it is
+// back; nothing is left after Unlock.
+func (s *suite) testOutage(t *testing.T) {
+	const st, outage = 20 * time.Second, 9 * time.Second
+	ctx := testContext(t, 60*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	cut := zktest.NewCutter()
+	c := s.newClient(t, path, st, zktest.WithDialer(cut.Dialer()))
+	cut.Cut()
+	healAt := time.Now().Add(outage)
+	healer := time.AfterFunc(outage, cut.Heal) // the fault's schedule, not a synchronisation
+	t.Cleanup(func() { healer.Stop(); cut.Heal() })
+
+	start := time.Now()
+	if err := c.l.Lock(ctx); err != nil {
+		t.Fatalf("Lock started during a %v outage returned after %v, with %v of its ctx left: %v; want it to wait while ctx allows",
+			outage, time.Since(start).Round(time.Millisecond), time.Until(deadlineOf(ctx)).Round(time.Second), err)
+	}
+	if time.Now().Before(healAt) {
+		t.Fatalf("Lock returned %v before the client could reach any server", time.Until(healAt))
+	}
+	if c.conn.SessionID() != c.sid {
+		t.Fatalf("the session changed during a %v outage with a %v session timeout", outage, st)
+	}
+	s.requireNodes(t, admin, path, c.sid, "the holder's node after the outage")
+	mustUnlock(t, ctx, "c", c.l)
+	s.requireNoNodes(t, admin, path, c, "Unlock after the outage")
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// testDoneBeforeItsLog: a loss closes Done first and logs it after, so
+// that a slow log handler never delays Done past the moment the hold
+// must be given up. The handler here blocks on the loss record until the
+// test ends.
+func (s *suite) testDoneBeforeItsLog(t *testing.T) {
+	if s.v.NewLogged == nil {
+		t.Skipf("%s: Variant.NewLogged not set", s.v.Name)
+	}
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	h := &blockingHandler{msg: oplog.MsgLost, entered: make(chan struct{}), release: make(chan struct{})}
+	t.Cleanup(h.unblock) // before the client's cleanups: they wait for the logging goroutine
+	c := s.newLoggedClient(t, path, slog.New(h))
+	mustLock(t, ctx, "c", c.l)
+	nodes := s.requireNodes(t, admin, path, c.sid, "the holder's node")
+	if err := admin.Delete(nodes[0], -1); err != nil {
+		t.Fatalf("admin: delete the holder's node: %v", err)
+	}
+	select {
+	case <-c.l.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Done still open 10s after the holder's node was deleted, its loss being logged by a handler that blocks (entered: %v)",
+			IsClosed(h.entered))
+	}
+	select {
+	case <-h.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no loss logged 10s after Done closed")
+	}
+	h.unblock()
+	if err := c.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
+		t.Errorf("Unlock after the loss: %v, want %v", err, s.v.Errors.Lost)
+	}
+}
+
+// blockingHandler is a slog handler that blocks on records with message
+// msg until unblock.
+type blockingHandler struct {
+	msg             string
+	entered         chan struct{}
+	release         chan struct{}
+	enter, release1 sync.Once
+}
+
+func (h *blockingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *blockingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *blockingHandler) WithGroup(string) slog.Handler            { return h }
+
+func (h *blockingHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.enter.Do(func() { close(h.entered) })
+		<-h.release
+	}
+	return nil
+}
+
+func (h *blockingHandler) unblock() { h.release1.Do(func() { close(h.release) }) }
+
+// testHoldAfterALongWait: a waiter that becomes the holder after waiting
+// most of a session timeout starts its hold with time in hand, at least
+// a quarter of a session timeout before its Done may close for want of
+// news from the leader: its clock of the leader was kept fresh while it
+// waited, or is made fresh before Lock returns.
+func (s *suite) testHoldAfterALongWait(t *testing.T) {
+	st := ExpirySessionTimeout
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	a := s.newClient(t, path, 0)
+	w := s.newClient(t, path, st)
+	mustLock(t, ctx, "a", a.l)
+	res, _ := s.lockQueued(t, ctx, ctx, admin, path, w)
+	queued := time.Now()
+	time.Sleep(st * 85 / 100) // the fault's schedule: w waits 0.85 of its session timeout
+	mustUnlock(t, ctx, "a", a.l)
+	if r := AwaitLock(t, res, 10*time.Second, "w"); r.Err != nil {
+		t.Fatalf("w: Lock after a's Unlock: %v", r.Err)
+	}
+	acquired := time.Now()
+	select {
+	case <-w.l.Done():
+		t.Fatalf("w: Done closed %v after Lock returned, %v after w queued (session timeout %v); want a hold that starts with at least %v in hand",
+			time.Since(acquired).Round(time.Millisecond), time.Since(queued).Round(time.Millisecond), st, st/5)
+	case <-time.After(st / 5):
+	}
+	mustUnlock(t, ctx, "w", w.l)
+}
