@@ -77,12 +77,15 @@ const (
 	// renewalsPerLease: the holder renews every lease/renewalsPerLease, so
 	// two renewals in a row may fail before the lease is in danger.
 	renewalsPerLease = 3
-	// giveUpShare: the holder gives its hold up when it has not renewed
-	// for lease - lease/giveUpShare of its own time. The margin covers
-	// ZooKeeper's millisecond timestamps and clocks that tick at slightly
-	// different rates, so the holder stops believing before any waiter can
-	// evict it.
+	// giveUpShare and giveUpFloor: the holder gives its hold up when it
+	// has not renewed for lease - max(lease/giveUpShare, giveUpFloor) of
+	// its own time. The share covers clocks that tick at slightly
+	// different rates; the floor covers ZooKeeper's millisecond
+	// timestamps and a late timer (the scheduler's 10ms time slice under
+	// a CPU hog, a GC pause), which do not shrink with the lease. So the
+	// holder stops believing before any waiter can evict it.
 	giveUpShare = 20
+	giveUpFloor = 20 * time.Millisecond
 )
 
 // leaseHold is the lease side of one hold: it stamps the node on
@@ -183,7 +186,10 @@ func (h *leaseHold) write(ctx context.Context, sent *atomic.Int64) error {
 
 // giveUpAt is the local time at which the holder stops believing in its
 // hold unless a renewal succeeds first.
-func (h *leaseHold) giveUpAt() time.Time { return h.lastOK.Add(h.lease - h.lease/giveUpShare) }
+func (h *leaseHold) giveUpAt() time.Time { return h.lastOK.Add(h.lease - giveUpMargin(h.lease)) }
+
+// giveUpMargin is how much of a lease the holder keeps in hand.
+func giveUpMargin(lease time.Duration) time.Duration { return max(lease/giveUpShare, giveUpFloor) }
 
 // run writes the "held" record if stamp left it, then renews the lease
 // until Unlock stops it or the hold ends.

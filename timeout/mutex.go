@@ -39,9 +39,11 @@ var (
 )
 
 // MinLease is the shortest lease WithLease accepts. A renewal every
-// MinLease/3 is already one quorum write every 17ms per holder, and
-// ZooKeeper's timestamps have millisecond resolution.
-const MinLease = 50 * time.Millisecond
+// MinLease/3 is already one quorum write every 33ms per holder, and the
+// holder keeps at least 20ms of every lease in hand for late timers and
+// ZooKeeper's millisecond timestamps: at MinLease it gives up after 80ms
+// without a renewal, room for two renewals to fail in a row.
+const MinLease = 100 * time.Millisecond
 
 // Option configures a Mutex.
 type Option func(*options)

@@ -267,11 +267,17 @@ func TestRandomHalves(t *testing.T) {
 // connection that is silent for its read timeout (two thirds of the
 // session timeout) and pings every half of it, so a round trip longer than
 // half the read timeout is a silence of more than the read timeout right
-// after the link slows:
-//   - within (a round trip of 40% of the read timeout): the connection
-//     and the session stay up, and the cut-off rule must not give the
-//     hold up: for three session timeouts the holder keeps it (Done open)
-//     and the waiter, on a fast link, keeps waiting;
+// after the link slows. The holder's clock of the leader (internal/liveness)
+// proves a moment only with two round trips and a quarter of a session
+// timeout between them, so it trails the present by about four round
+// trips and half a session timeout at worst: a round trip of more than a
+// tenth of the session timeout no longer keeps a hold, although the
+// session lives.
+//   - within (a round trip of 10% of the read timeout, a fifteenth of the
+//     session timeout): the connection and the session stay up, and the
+//     cut-off rule must not give the hold up: for three session timeouts
+//     the holder keeps it (Done open) and the waiter, on a fast link,
+//     keeps waiting;
 //   - beyond (80%): the connection drops, and the holder can no longer
 //     tell its slow link from a cut one: it must give the hold up (Done
 //     closes) by the time the servers could expire its session, which is
@@ -285,7 +291,7 @@ func TestSlowClientLink(t *testing.T) {
 		share    int // of the read timeout, in percent, per round trip
 		wantHeld bool
 	}{
-		{"within", 40, true},
+		{"within", 10, true},
 		{"beyond", 80, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

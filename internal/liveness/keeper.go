@@ -4,22 +4,29 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/zkconn"
 )
 
 // poll is how often the keeper looks at the connection's state.
 const poll = 50 * time.Millisecond
 
+// closedAfter is how long the keeper must see StateDisconnected, at every
+// look, before it takes the connection for closed.
+const closedAfter = 2 * poll
+
 // keep is the keeper of the package doc. It ends once the connection has
-// been closed: go-zookeeper leaves a closed connection StateDisconnected
-// for good, while a lost one passes through that state only on its way
-// to reconnecting, so two sightings a poll apart mean closed (the rule of
-// internal/zkop's Later).
+// been closed: StateDisconnected on every look for closedAfter, and then
+// the connection's own answer (zkconn.Closed). The keeper wakes more
+// often than every poll (a sync's end, a hold's kick): a count of
+// sightings alone could be fooled by two looks a microsecond apart.
 func (c *Clock) keep() {
 	defer close(c.stopped)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var inflight chan struct{} // closed when the keeper's sync is over; nil when none
-	lastUp, down, disconnected := time.Now(), false, 0
+	lastUp, down := time.Now(), false
+	var disconnectedSince time.Time // zero unless every look since saw StateDisconnected
 	for {
 		select {
 		case <-timer.C:
@@ -31,17 +38,21 @@ func (c *Clock) keep() {
 		state, sid := c.conn.State(), c.conn.SessionID()
 		switch {
 		case state == zk.StateDisconnected:
-			if disconnected++; disconnected == 2 {
+			if disconnectedSince.IsZero() {
+				disconnectedSince = now
+			} else if now.Sub(disconnectedSince) >= closedAfter && zkconn.Closed(c.conn) {
 				return
 			}
 			down = true
 		case state != zk.StateHasSession:
-			disconnected, down = 0, true
+			disconnectedSince, down = time.Time{}, true
 		default:
-			disconnected = 0
+			disconnectedSince = time.Time{}
 			if down {
-				// Back on the same session (or on a new one, which
-				// Revalidated ignores once Answered has moved the clock).
+				// Back with a session: the leader revalidated ours, or
+				// made a new one, after the old connection failed, so
+				// after lastUp. Either is a refresh of the session we
+				// have now.
 				c.Revalidated(sid, lastUp)
 				down = false
 			}

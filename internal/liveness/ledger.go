@@ -17,8 +17,12 @@ func syncEvery(timeout time.Duration) time.Duration { return timeout / 8 }
 type exchange struct{ sent, answered time.Time }
 
 // maxOpen bounds the exchanges kept for crediting; dropping one only
-// credits less.
-const maxOpen = 32
+// credits less. Exchanges answered less than gap/spacing apart count as
+// one, so maxOpen of them span two gaps, the most the rule needs.
+const (
+	maxOpen = 32
+	spacing = 16
+)
 
 // ledger applies the package doc's rule to one session's requests.
 type ledger struct {
@@ -50,6 +54,13 @@ func (l *ledger) answered(sent, answered time.Time, viaLeader bool, g time.Durat
 		moved = l.credit(credit)
 	}
 	if !sent.After(l.proven) {
+		return moved
+	}
+	if n, ok := l.newest(); ok && answered.Sub(n.answered).Abs() < g/spacing {
+		// A busy session answers many requests a moment apart: keep the
+		// one already open, which a later request proves as soon as any
+		// of them. Kept newest only, maxOpen of them would all be too
+		// young to prove while requests stream in.
 		return moved
 	}
 	if len(l.open) == maxOpen {

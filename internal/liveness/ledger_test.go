@@ -63,14 +63,33 @@ func TestLedgerCreditsARevalidationDirectly(t *testing.T) {
 func TestLedgerKeepsAtMostMaxOpenExchanges(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	var l ledger
+	const step = time.Second/spacing + time.Millisecond // far enough apart to be kept
 	for i := range 3 * maxOpen {
-		s := t0.Add(time.Duration(i) * time.Millisecond)
+		s := t0.Add(time.Duration(i) * step)
 		l.answered(s, s, false, time.Second)
 	}
 	if len(l.open) != maxOpen {
 		t.Fatalf("%d open exchanges, want %d", len(l.open), maxOpen)
 	}
-	if n, _ := l.newest(); !n.sent.Equal(t0.Add(time.Duration(3*maxOpen-1) * time.Millisecond)) {
+	if n, _ := l.newest(); !n.sent.Equal(t0.Add(time.Duration(3*maxOpen-1) * step)) {
 		t.Errorf("the newest exchange was dropped: newest is %v", n.sent.Sub(t0))
+	}
+}
+
+// A busy session: a request answered every millisecond, every tenth
+// through the leader, for three gaps. The clock must keep up, a gap and
+// a little behind, not stall because every exchange it kept is too young
+// to prove.
+func TestLedgerKeepsUpWithABusySession(t *testing.T) {
+	const g = time.Second
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var l ledger
+	end := 3 * g
+	for d := time.Duration(0); d < end; d += time.Millisecond {
+		s := t0.Add(d)
+		l.answered(s, s.Add(500*time.Microsecond), d%(10*time.Millisecond) == 0, g)
+	}
+	if lag := t0.Add(end).Sub(l.proven); l.proven.IsZero() || lag > g+g/spacing+10*time.Millisecond {
+		t.Errorf("after %v of requests a millisecond apart the clock trails by %v (proven %v); want at most %v", end, lag, l.proven.Sub(t0), g+g/spacing)
 	}
 }

@@ -140,9 +140,9 @@ func Run(t *testing.T, v Variant) {
 		{"Stats", s.testStats},
 		{"OperationLog", s.testOperationLog},
 		{"ErrorShape", s.testErrorShape},
-		{"Outage", s.testOutage},
 		{"DoneBeforeItsLog", s.testDoneBeforeItsLog},
 		{"HoldAfterALongWait", s.testHoldAfterALongWait},
+		{"AbandonOutlastsAStalledReconnection", s.testAbandonOutlastsAStalledReconnection},
 	} {
 		t.Run(b.name, b.run)
 	}

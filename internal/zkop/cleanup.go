@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/zkconn"
 )
 
 // Later runs attempt in the background until it reports done. It
@@ -35,8 +37,9 @@ import (
 // go-zookeeper does not say when a connection has been closed. After Close
 // it stays StateDisconnected for good, while a lost connection passes
 // through StateDisconnected only for an instant on its way to
-// reconnecting (StateConnecting): Later takes two sightings of it in
-// a row, a pause apart, for a closed connection.
+// reconnecting (StateConnecting): after two sightings of it in a row, a
+// pause apart, Later asks the connection (zkconn.Closed), since a stalled
+// goroutine can stretch that instant past the pause.
 func (c *Client) Later(attempt func(ctx context.Context) (done bool, err error)) {
 	const poll = 50 * time.Millisecond // how often to look for the connection while it is down
 	sid := c.Conn.SessionID()
@@ -56,7 +59,7 @@ func (c *Client) Later(attempt func(ctx context.Context) (done bool, err error))
 				}
 				pause, backoff = backoff, min(2*backoff, time.Second)
 			case zk.StateDisconnected:
-				if disconnected++; disconnected == 2 {
+				if disconnected++; disconnected >= 2 && zkconn.Closed(c.Conn) {
 					return
 				}
 			default:
@@ -102,7 +105,7 @@ func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
 		case zk.StateHasSession:
 			return nil
 		case zk.StateDisconnected:
-			if disconnected++; disconnected == 2 {
+			if disconnected++; disconnected >= 2 && zkconn.Closed(c.Conn) {
 				return ErrClosed
 			}
 		default:

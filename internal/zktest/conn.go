@@ -20,10 +20,11 @@ const sessionWait = 10 * time.Second
 type ConnOption func(*connConfig)
 
 type connConfig struct {
-	timeout time.Duration
-	events  chan<- zk.Event
-	dialer  zk.Dialer
-	servers []string
+	timeout  time.Duration
+	events   chan<- zk.Event
+	callback func(zk.Event)
+	dialer   zk.Dialer
+	servers  []string
 }
 
 // WithSessionTimeout sets the session timeout the client asks for.
@@ -36,6 +37,13 @@ func WithSessionTimeout(d time.Duration) ConnOption {
 // stay open until the test's cleanup has run.
 func WithEvents(ch chan<- zk.Event) ConnOption {
 	return func(c *connConfig) { c.events = ch }
+}
+
+// WithEventCallback has go-zookeeper call f with every event, in its own
+// event loop: a callback that blocks holds the connection in the state it
+// just entered (see Gate).
+func WithEventCallback(f func(zk.Event)) ConnOption {
+	return func(c *connConfig) { c.callback = f }
 }
 
 // WithServers connects to servers instead of Servers(t), e.g. to the
@@ -85,8 +93,12 @@ func Connect(t testing.TB, opts ...ConnOption) *zk.Conn {
 func open(t testing.TB, servers []string, cfg connConfig) (*zk.Conn, func()) {
 	t.Helper()
 	cutter := newCutter(cfg.dialer)
-	conn, events, err := zk.Connect(servers, cfg.timeout,
-		zk.WithLogger(quiet{}), zk.WithLogInfo(false), zk.WithDialer(cutter.Dialer()))
+	callback := cfg.callback
+	if callback == nil {
+		callback = func(zk.Event) {}
+	}
+	conn, events, err := zk.Connect(servers, cfg.timeout, zk.WithLogger(quiet{}), zk.WithLogInfo(false),
+		zk.WithDialer(cutter.Dialer()), zk.WithEventCallback(callback))
 	if err != nil {
 		t.Fatalf("zktest: connect to %v: %v", servers, err)
 	}
