@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
 )
 
 // SessionTimeout is the session timeout of every bench session; the locks
@@ -110,7 +112,7 @@ func connect(ctx context.Context, server string) (*session, error) {
 		}
 		return &tapConn{Conn: c, s: s}, nil
 	}
-	conn, _, err := zk.Connect([]string{server}, SessionTimeout,
+	conn, _, err := zklocks.Connect([]string{server}, SessionTimeout,
 		zk.WithLogger(nopLogger{}), zk.WithEventCallback(cb), zk.WithDialer(dial))
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect %s: %w", server, err)

@@ -11,13 +11,15 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
+
 	"github.com/zklocks/zklocks/naive"
 )
 
 func ExampleMutex_Lock() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 	if err != nil {
 		panic(err)
 	}
@@ -65,7 +67,7 @@ func ExampleMutex_TryLock() {
 	// Two processes, one session each.
 	var mutexes [2]*naive.Mutex
 	for i := range mutexes {
-		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}

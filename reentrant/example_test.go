@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
+
 	"github.com/zklocks/zklocks/reentrant"
 	"github.com/zklocks/zklocks/sequential"
 )
@@ -21,7 +23,7 @@ import (
 func ExampleWithOwner() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 	if err != nil {
 		panic(err)
 	}
@@ -73,7 +75,7 @@ func ExampleWithOwner() {
 func ExampleWithCountMode() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 	if err != nil {
 		panic(err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
+
 	"github.com/zklocks/zklocks/rwlock"
 )
 
@@ -32,7 +34,7 @@ func ExampleMutex_RLock() {
 		}
 	}()
 	contender := func() *rwlock.Mutex { // one session, as one process has
-		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}

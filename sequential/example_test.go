@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
+
 	"github.com/zklocks/zklocks/sequential"
 )
 
@@ -22,7 +24,7 @@ func ExampleMutex_Lock() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
 	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}
@@ -88,7 +90,7 @@ func ExampleMutex_TryLock() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
 	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}
@@ -131,7 +133,7 @@ func ExampleContenders() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
 	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}
@@ -208,7 +210,7 @@ func ExampleWithLogger() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
 	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}

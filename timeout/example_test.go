@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
+
 	"github.com/zklocks/zklocks/timeout"
 )
 
@@ -20,7 +22,7 @@ func ExampleMutex_LockTimeout() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
 	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}
@@ -60,7 +62,7 @@ func ExampleWithLease() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
 	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zk.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
 		if err != nil {
 			panic(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	zkl "github.com/zklocks/zklocks" // named: the tests have a func zklocks
 )
 
 // connect opens a session with the given timeout and waits until it is
@@ -23,7 +25,7 @@ func connect(ctx context.Context, addrs []string, timeout time.Duration, opts ..
 			o(c)
 		}
 	}
-	conn, events, err := zk.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}), extra)
+	conn, events, err := zkl.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}), extra)
 	if err != nil {
 		return nil, err
 	}

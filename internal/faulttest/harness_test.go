@@ -134,11 +134,12 @@ type client struct {
 }
 
 type clientConfig struct {
-	st      time.Duration
-	cutter  bool
-	dialer  zk.Dialer
-	acl     []zk.ACL
-	servers []string
+	st       time.Duration
+	cutter   bool
+	callback func(zk.Event)
+	dialer   zk.Dialer
+	acl      []zk.ACL
+	servers  []string
 }
 
 type clientOpt func(*clientConfig)
@@ -146,7 +147,11 @@ type clientOpt func(*clientConfig)
 func withTimeout(d time.Duration) clientOpt { return func(c *clientConfig) { c.st = d } }
 func withCutter() clientOpt                 { return func(c *clientConfig) { c.cutter = true } }
 func withDialer(d zk.Dialer) clientOpt      { return func(c *clientConfig) { c.dialer = d } }
-func withACL(acl []zk.ACL) clientOpt        { return func(c *clientConfig) { c.acl = acl } }
+
+// withEventCallback has go-zookeeper call f in its event loop (see
+// zktest.Gate).
+func withEventCallback(f func(zk.Event)) clientOpt { return func(c *clientConfig) { c.callback = f } }
+func withACL(acl []zk.ACL) clientOpt               { return func(c *clientConfig) { c.acl = acl } }
 
 // withServers connects to these members only (default: the test
 // ensemble's).
@@ -173,6 +178,9 @@ func newClient(t testing.TB, tp *tape, v *variant, path, name string, opts ...cl
 	}
 	if cfg.servers != nil {
 		copts = append(copts, zktest.WithServers(cfg.servers))
+	}
+	if cfg.callback != nil {
+		copts = append(copts, zktest.WithEventCallback(cfg.callback))
 	}
 	c.conn = zktest.Connect(t, copts...)
 	c.sid = c.conn.SessionID()

@@ -73,7 +73,12 @@
 // the keeper, so a thousand held locks cost the servers what one does.
 // Until the keeper's first two syncs have been answered, a T/4 apart,
 // the clock has nothing proven: the first hold on a new connection waits
-// for them (Clock.AwaitFresh).
+// for them (Clock.AwaitFresh). Unless the clock knows when the connection
+// was made (Born, which zklocks.Connect calls): every session of a
+// connection was created after that moment, and the leader refreshes a
+// session when it creates it (the createSession request, forwarded by a
+// follower, is handled by the leader's PrepRequestProcessor, which tracks
+// the session from then), so the birth is a proven moment for it.
 package liveness
 
 import (
@@ -95,6 +100,7 @@ type Clock struct {
 
 	mu      sync.Mutex
 	timeout time.Duration
+	born    time.Time     // when the connection was made, zero if unknown
 	sid     int64         // the session the clock is about
 	l       ledger        // sid's requests and what they prove
 	moved   chan struct{} // closed and replaced when the proven moment moves on
@@ -104,6 +110,35 @@ type Clock struct {
 var registry struct {
 	sync.Mutex
 	clocks map[weak.Pointer[zk.Conn]]*Clock
+	births map[weak.Pointer[zk.Conn]]time.Time // Born before For
+}
+
+// Born tells the clock of conn that conn was made (zk.Connect was called)
+// at at: a proven moment for every session the connection will have.
+func Born(conn *zk.Conn, at time.Time) {
+	key := weak.Make(conn)
+	registry.Lock()
+	defer registry.Unlock()
+	if c, ok := registry.clocks[key]; ok {
+		c.mu.Lock()
+		c.born = at
+		c.l.credit(at)
+		c.mu.Unlock()
+		return
+	}
+	if registry.births == nil {
+		registry.births = map[weak.Pointer[zk.Conn]]time.Time{}
+	}
+	registry.births[key] = at
+	runtime.AddCleanup(conn, forget, key)
+}
+
+// forget drops what the registry knows of a connection that is gone.
+func forget(k weak.Pointer[zk.Conn]) {
+	registry.Lock()
+	delete(registry.clocks, k)
+	delete(registry.births, k)
+	registry.Unlock()
 }
 
 // For returns conn's clock, starting its keeper the first time, and
@@ -122,14 +157,15 @@ func For(conn *zk.Conn, timeout time.Duration) *Clock {
 	if registry.clocks == nil {
 		registry.clocks = map[weak.Pointer[zk.Conn]]*Clock{}
 	}
-	c := &Clock{conn: conn, timeout: timeout, sid: conn.SessionID(),
+	born, hadBirth := registry.births[key]
+	delete(registry.births, key)
+	c := &Clock{conn: conn, timeout: timeout, born: born, sid: conn.SessionID(),
 		kick: make(chan struct{}, 1), stopped: make(chan struct{}), moved: make(chan struct{})}
+	c.l.credit(born)
 	registry.clocks[key] = c
-	runtime.AddCleanup(conn, func(k weak.Pointer[zk.Conn]) {
-		registry.Lock()
-		delete(registry.clocks, k)
-		registry.Unlock()
-	}, key)
+	if !hadBirth { // Born registered the clean-up already
+		runtime.AddCleanup(conn, forget, key)
+	}
 	go c.keep()
 	return c
 }
@@ -185,6 +221,7 @@ func (c *Clock) onSession(sid int64) bool {
 			return false
 		}
 		c.sid, c.l = sid, ledger{}
+		c.l.credit(c.born) // the new session too was made after the connection
 	}
 	return true
 }

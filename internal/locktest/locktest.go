@@ -142,7 +142,6 @@ func Run(t *testing.T, v Variant) {
 		{"ErrorShape", s.testErrorShape},
 		{"DoneBeforeItsLog", s.testDoneBeforeItsLog},
 		{"HoldAfterALongWait", s.testHoldAfterALongWait},
-		{"AbandonOutlastsAStalledReconnection", s.testAbandonOutlastsAStalledReconnection},
 	} {
 		t.Run(b.name, b.run)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
 )
 
 // DefaultSessionTimeout is the session timeout Connect asks for unless
@@ -97,7 +99,7 @@ func open(t testing.TB, servers []string, cfg connConfig) (*zk.Conn, func()) {
 	if callback == nil {
 		callback = func(zk.Event) {}
 	}
-	conn, events, err := zk.Connect(servers, cfg.timeout, zk.WithLogger(quiet{}), zk.WithLogInfo(false),
+	conn, events, err := zklocks.Connect(servers, cfg.timeout, zk.WithLogger(quiet{}), zk.WithLogInfo(false),
 		zk.WithDialer(cutter.Dialer()), zk.WithEventCallback(callback))
 	if err != nil {
 		t.Fatalf("zktest: connect to %v: %v", servers, err)
