@@ -14,7 +14,11 @@ import (
 // Done); on a connection made with zk.Connect that proof takes two syncs
 // a quarter of a session timeout apart, which the first hold on it waits
 // for. The leader refreshes a session when it creates it, after this
-// call, so on a connection made by Connect the first hold starts at once.
+// call, so on a connection made by Connect the first hold starts at once
+// if the first lock on it is made soon enough (within about half a
+// session timeout: the locks' keeper of the clock starts with the first
+// lock). A connection's later sessions, after an expiry, are proven the
+// usual way.
 //
 // The options are zk.Connect's (zk.WithDialer, zk.WithLogInfo, ...).
 // Pass the locks the session timeout given here (each variant's

@@ -22,10 +22,16 @@ const closedAfter = 2 * poll
 // sightings alone could be fooled by two looks a microsecond apart.
 func (c *Clock) keep() {
 	defer close(c.stopped)
+	defer c.unregister() // the registry holds the connection through c
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var inflight chan struct{} // closed when the keeper's sync is over; nil when none
-	lastUp, down := time.Now(), false
+	// lastUp is the last look that saw the session up, zero before the
+	// first: a connection first seen connecting may already be in its
+	// handshake, and crediting the keeper's start would credit a moment
+	// later than the leader's touch.
+	var lastUp time.Time
+	down := false
 	var disconnectedSince time.Time // zero unless every look since saw StateDisconnected
 	for {
 		select {
@@ -48,14 +54,14 @@ func (c *Clock) keep() {
 			disconnectedSince, down = time.Time{}, true
 		default:
 			disconnectedSince = time.Time{}
-			if down {
+			if down && !lastUp.IsZero() {
 				// Back with a session: the leader revalidated ours, or
 				// made a new one, after the old connection failed, so
 				// after lastUp. Either is a refresh of the session we
 				// have now.
 				c.Revalidated(sid, lastUp)
-				down = false
 			}
+			down = false
 			lastUp = now
 			if inflight == nil && !now.Before(c.due(now)) {
 				inflight = c.sync(sid)
@@ -76,6 +82,8 @@ func (c *Clock) sync(sid int64) chan struct{} {
 		defer close(done)
 		if _, err := c.conn.Sync("/"); err == nil {
 			c.Answered(sid, sent, time.Now(), true)
+		} else {
+			time.Sleep(poll) // a failed sync is not sent again at once
 		}
 	}()
 	return done

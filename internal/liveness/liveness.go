@@ -56,13 +56,21 @@
 // expire it before s1 + T. A reconnection on the same session is credited
 // directly, from the last moment the old connection was seen up.
 //
-// Bounds and assumptions: the rule needs T >= 2 ticks (an operator who
-// sets minSessionTimeout below two ticks voids it) and a follower that
-// hears the leader's pings on time (a leader whose ping loop stalls for
-// more than T/4 while it goes on answering requests voids it). With the
-// keeper's syncs the clock trails the present by G to 3G/2 (T/4 to 3T/8):
-// a hold that ends nine tenths of T after the proven moment rides out a
-// disconnection of 0.52 to 0.65 of a session timeout.
+// Bounds and assumptions: the rule needs T >= 2 ticks, T being the
+// session timeout the locks were given (the smallest, when locks on one
+// connection disagree; an operator who sets minSessionTimeout below two
+// ticks voids it), and a follower that answers a leader ping within T/4
+// of the touch (a leader whose ping loop stalls for more than T/4 while
+// it goes on answering requests voids it; at T = 2 ticks, T/4 is the ping
+// interval itself, with no margin). It assumes clients attached to
+// participants or to observers that talk to the leader: an observer
+// behind a follower's ObserverMaster reports its sessions to that
+// follower, which reports them at its own next ping reply, two hops of
+// up to half a tick each. With the keeper's syncs the clock trails the
+// present by G plus three round trips to 3G/2 plus four (T/4 to 3T/8 on a
+// fast link): a hold that ends nine tenths of T after the proven moment
+// rides out a disconnection of 0.52 to 0.65 of a session timeout, less
+// four round trips.
 //
 // # The keeper
 //
@@ -131,6 +139,18 @@ func Born(conn *zk.Conn, at time.Time) {
 	}
 	registry.births[key] = at
 	runtime.AddCleanup(conn, forget, key)
+}
+
+// unregister drops c from the registry once its connection is closed:
+// the registry's reference to c would otherwise keep the connection, and
+// c, alive for good.
+func (c *Clock) unregister() {
+	key := weak.Make(c.conn)
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.clocks[key] == c {
+		delete(registry.clocks, key)
+	}
 }
 
 // forget drops what the registry knows of a connection that is gone.
@@ -274,10 +294,13 @@ func (c *Clock) AwaitFresh(ctx context.Context) error {
 		c.waiters--
 		c.mu.Unlock()
 	}()
-	for !c.Fresh() {
+	for {
 		c.mu.Lock()
-		moved := c.moved
+		moved := c.moved // before Fresh: a move in between is not missed
 		c.mu.Unlock()
+		if c.Fresh() {
+			return nil
+		}
 		select {
 		case c.kick <- struct{}{}:
 		default:
@@ -290,7 +313,6 @@ func (c *Clock) AwaitFresh(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return nil
 }
 
 // due returns when the keeper should send its next sync: the sync

@@ -57,17 +57,33 @@ func (c *Client) Stats() zklocks.Stats {
 func (c *Client) LeaderHeard() time.Time { return c.Clock.Proven() }
 
 // heard records the answer to a request sent at sent on session sid: it
-// counts unless the request failed for want of a connection or a
-// session, or went out on another session (go-zookeeper resends what it
-// had queued on the session it opens after an expiry).
+// counts only when a server answered it (success, or one of the errors
+// only a server gives), and on the session it was sent with
+// (go-zookeeper resends what it had queued on the session it opens after
+// an expiry). An error go-zookeeper makes up itself (a request too large
+// for its buffer, an invalid path, a lost connection) proves nothing.
 func (c *Client) heard(sent time.Time, sid int64, viaLeader bool, err error) {
-	if err != nil && (isTransient(err) || errors.Is(err, zk.ErrSessionExpired)) {
-		return
-	}
-	if sid == 0 || c.Conn.SessionID() != sid {
+	if !answeredByServer(err) || sid == 0 || c.Conn.SessionID() != sid {
 		return
 	}
 	c.Clock.Answered(sid, sent, time.Now(), viaLeader)
+}
+
+// serverAnswers are errors that go-zookeeper reports only from a server's
+// reply.
+var serverAnswers = []error{zk.ErrNoNode, zk.ErrNodeExists, zk.ErrBadVersion, zk.ErrNoAuth, zk.ErrNotEmpty,
+	zk.ErrNoChildrenForEphemerals}
+
+func answeredByServer(err error) bool {
+	if err == nil {
+		return true
+	}
+	for _, e := range serverAnswers {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // Notified counts one watch event received.
