@@ -89,8 +89,11 @@ func TestLeaderHeardIsSendTimeOfAProvenRequestOnMonotonicClock(t *testing.T) {
 	if !strings.Contains(heard.String(), "m=") {
 		t.Errorf("LeaderHeard() = %v has no monotonic clock reading: a wall-clock step would move the deadline", heard)
 	}
-	if !heard.Before(answered) {
-		t.Errorf("LeaderHeard is %v after the sync's answer; want a send time", heard.Sub(answered))
+	// The keeper's own syncs go on meanwhile, so the proven moment may be
+	// the send time of a later request than ours, but never one that is
+	// still to come.
+	if now := time.Now(); heard.After(now) {
+		t.Errorf("LeaderHeard is %v in the future", heard.Sub(now))
 	}
 }
 
