@@ -1,39 +1,109 @@
 package zklocks
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/liveness"
+	"github.com/zklocks/zklocks/internal/lockerr"
 )
 
-// Connect is zk.Connect that also tells the locks of this module when the
-// connection was made. A hold ends by the latest moment at which the
-// client can prove that the leader refreshed its session (see Locker's
-// Done); on a connection made with zk.Connect that proof takes two syncs
-// a quarter of a session timeout apart, which the first hold on it waits
-// for. The leader refreshes a session when it creates it, after this
-// call, so on a connection made by Connect the first hold starts at once
-// if the first lock on it is made soon enough (within about half a
-// session timeout: the locks' keeper of the clock starts with the first
-// lock). A connection's later sessions, after an expiry, are proven the
-// usual way.
+// ConnectOption configures Connect.
+type ConnectOption func(*connectOptions)
+
+type connectOptions struct {
+	zk        []func(*zk.Conn)
+	logger    zk.Logger
+	loggerSet bool
+}
+
+// WithZKOptions passes options to zk.Connect: zk.WithDialer,
+// zk.WithHostProvider, zk.WithEventCallback, ... Connect learns the
+// granted session timeout from go-zookeeper's log, so its own logger
+// comes after these: give yours with WithZKLogger, not zk.WithLogger, and
+// leave zk.WithLogInfo alone.
+func WithZKOptions(opts ...func(*zk.Conn)) ConnectOption {
+	return func(o *connectOptions) { o.zk = append(o.zk, opts...) }
+}
+
+// WithZKLogger sends go-zookeeper's log to l; nil discards it. The
+// default is zk.DefaultLogger, the standard logger.
+func WithZKLogger(l zk.Logger) ConnectOption {
+	return func(o *connectOptions) { o.logger, o.loggerSet = l, true }
+}
+
+// Connect opens a connection to servers, asking for sessionTimeout, and
+// waits until the servers have granted it a session; it returns the
+// Session, whose Timeout is the timeout they granted (they clamp the one
+// asked for to [2, 20] ticks by default). It fails with ctx's error as
+// soon as ctx ends first; the connection is then closed in the
+// background (go-zookeeper gives a connection that never had a session a
+// second to close).
 //
-// The options are zk.Connect's (zk.WithDialer, zk.WithLogInfo, ...).
-// Pass the locks the session timeout given here (each variant's
-// WithSessionTimeout), and ask for one within the servers' bounds (2 to
-// 20 ticks by default), so that it is the one they grant.
-func Connect(servers []string, sessionTimeout time.Duration, options ...func(*zk.Conn)) (*zk.Conn, <-chan zk.Event, error) {
+// A Session made by Connect also knows when its connection was made, a
+// moment at which the leader had surely not yet created, so not yet
+// begun to expire, any of its sessions: its first hold starts at once,
+// where one on a connection made elsewhere waits up to a quarter of a
+// session timeout for the keeper's proof that the leader refreshes the
+// session (see Locker). Close the Session when done: that closes the
+// connection and waits for its goroutines. The connection's event
+// channel is the Session's; to see the events, pass zk.WithEventCallback
+// in WithZKOptions.
+func Connect(ctx context.Context, servers []string, sessionTimeout time.Duration, opts ...ConnectOption) (*Session, error) {
+	o := connectOptions{logger: zk.DefaultLogger}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	granted := &grantLog{next: o.logger, granted: make(chan time.Duration, 1)}
 	born := time.Now()
 	conn, events, err := zk.Connect(servers, sessionTimeout, func(c *zk.Conn) {
-		for _, o := range options {
-			o(c)
+		for _, apply := range o.zk {
+			apply(c)
 		}
+		zk.WithLogger(granted)(c)
+		zk.WithLogInfo(true)(c)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, lockerr.Wrap("zklocks", "connect", "", err)
 	}
-	liveness.Born(conn, born)
-	return conn, events, nil
+	select {
+	case timeout := <-granted.granted:
+		liveness.Born(conn, born)
+		s := newSession(conn, timeout)
+		s.events = events
+		return s, nil
+	case <-ctx.Done():
+		go conn.Close() // without a session, go-zookeeper takes a second to close
+		return nil, lockerr.Wrap("zklocks", "connect", "", fmt.Errorf("no session from %v: %w", servers, ctx.Err()))
+	}
+}
+
+// authenticated is the line go-zookeeper logs each time the servers give
+// it a session, after it has taken the timeout they granted
+// (zk.Conn.loop, v1.0.4). TestConnectLearnsTheGrantedTimeout fails if a
+// new version says it otherwise.
+const authenticated = "authenticated: id=%d, timeout=%d"
+
+// grantLog is a zk.Logger that reads the granted timeout off the
+// authenticated line and passes every line on.
+type grantLog struct {
+	next    zk.Logger
+	granted chan time.Duration // the first grant; later ones are the same servers' answer again
+}
+
+func (g *grantLog) Printf(format string, args ...any) {
+	if format == authenticated && len(args) == 2 {
+		if ms, ok := args[1].(int32); ok {
+			select {
+			case g.granted <- time.Duration(ms) * time.Millisecond:
+			default:
+			}
+		}
+	}
+	if g.next != nil {
+		g.next.Printf(format, args...)
+	}
 }

@@ -370,7 +370,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if shared {
 			newLock = cfg.Variant.Reader
 		}
-		l, err := newLock(ss[i].conn, lockPath)
+		l, err := newLock(ss[i].zs, lockPath)
 		if err != nil {
 			return res, fmt.Errorf("bench: new %s: %w", cfg.Variant.Name, err)
 		}

@@ -201,6 +201,12 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 		p("```\n%s\n```\n\n", strings.TrimSpace(r.ReentryBench))
 	}
 
+	if len(r.HoldCost) > 0 {
+		p("## Holding locks idle\n\n")
+		r.writeHoldCostTable(w, true)
+		p("\n")
+	}
+
 	p(`## What the columns count
 
 - **acq/s**: acquisitions over the wall time of a round (all contenders together); like every figure marked
@@ -309,4 +315,41 @@ func msOrMicro(d time.Duration) string {
 		return fmt.Sprintf("%.4f", float64(d)/float64(time.Millisecond))
 	}
 	return ms(d)
+}
+
+func (r *Report) writeHoldCostTable(w io.Writer, md bool) {
+	if md {
+		fmt.Fprintf(w, "Locks held idle, each on a path of its own, all on one session of %v, for %v: what the window cost. "+
+			"Packets: what the servers received from every client (mntr, all members), the session's own pings included; "+
+			"CPU: this process's, user and system; goroutines and live heap: what the held locks added (after a GC).\n\n",
+			SessionTimeout, r.HoldCost[0].Idle.Round(time.Second))
+		fmt.Fprintf(w, "| variant | held | packets/s | client CPU ms/s | goroutines | goroutines/lock | heap/lock |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, x := range r.HoldCost {
+			fmt.Fprintf(w, "| %s | %d | %.1f | %.2f | %d | %s | %s |\n", x.Variant, x.Held, x.PacketsPerSec,
+				float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, perLock(float64(x.Goroutines), x.Held), bytesPerLock(x.HeapPerLock, x.Held))
+		}
+		return
+	}
+	fmt.Fprintln(w, "locks held idle on one session:")
+	for _, x := range r.HoldCost {
+		fmt.Fprintf(w, "  %-18s %6d held  %7.1f packets/s  %6.2f CPU ms/s  %6d goroutines  %s/lock\n", x.Variant, x.Held,
+			x.PacketsPerSec, float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, bytesPerLock(x.HeapPerLock, x.Held))
+	}
+}
+
+func perLock(v float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v/float64(n))
+}
+
+func bytesPerLock(b float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	if b >= 1024 {
+		return fmt.Sprintf("%.1f KiB", b/1024)
+	}
+	return fmt.Sprintf("%.0f B", b)
 }

@@ -48,7 +48,7 @@ func MeasureReentry(ctx context.Context, servers []string, v Variant, k int) (Re
 		return res, err
 	}
 	defer deleteTree(conn, dir)
-	l, err := v.New(conn, dir+"/lock")
+	l, err := v.New(ss[0].zs, dir+"/lock")
 	if err != nil {
 		return res, err
 	}

@@ -67,6 +67,9 @@ type Report struct {
 	Price   *Price
 	Results []Result
 	Reentry []ReentryResult
+	// HoldCost is what holding many locks idle on one session costs
+	// (MeasureHoldCost), one row per variant and count.
+	HoldCost []HoldCostResult
 	// ReentryBench is the output of reentrant's BenchmarkReentry, when
 	// make bench has run it (docs/results/reentry.txt).
 	ReentryBench string
@@ -236,6 +239,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintln(w)
 		r.writeReentryTable(w, false)
 	}
+	if len(r.HoldCost) > 0 {
+		fmt.Fprintln(w)
+		r.writeHoldCostTable(w, false)
+	}
 	return nil
 }
 
@@ -261,6 +268,10 @@ func (r *Report) WriteBenchfmt(w io.Writer) error {
 	for _, x := range r.Reentry {
 		fmt.Fprintf(w, "BenchmarkReentry/variant=%s-%d\t%d\t%.0f ns/op\t%.3f writes/reentry\n",
 			x.Variant, procs, x.Reentries, float64(x.Latency.Mean), x.WritesPerReentry())
+	}
+	for _, x := range r.HoldCost {
+		fmt.Fprintf(w, "BenchmarkHoldIdle/variant=%s/held=%d-%d\t1\t%.0f ns/op\t%.2f packets/s\t%.3f cpu-ms/s\t%d goroutines\t%.0f heap-B/lock\n",
+			x.Variant, x.Held, procs, float64(x.Idle), x.PacketsPerSec, float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, x.HeapPerLock)
 	}
 	return nil
 }

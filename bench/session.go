@@ -23,6 +23,7 @@ const SessionTimeout = 10 * time.Second
 // for every lock, including the peer that keeps no statistics.
 type session struct {
 	conn *zk.Conn
+	zs   *zklocks.Session // conn's, for the module's locks
 
 	events atomic.Int64 // watch notifications received (not session events)
 	// release points at the run's latest release time (an offset from
@@ -112,23 +113,20 @@ func connect(ctx context.Context, server string) (*session, error) {
 		}
 		return &tapConn{Conn: c, s: s}, nil
 	}
-	conn, _, err := zklocks.Connect([]string{server}, SessionTimeout,
-		zk.WithLogger(nopLogger{}), zk.WithEventCallback(cb), zk.WithDialer(dial))
+	cctx, cancel := context.WithTimeout(ctx, SessionTimeout)
+	defer cancel()
+	zs, err := zklocks.Connect(cctx, []string{server}, SessionTimeout, zklocks.WithZKLogger(nopLogger{}),
+		zklocks.WithZKOptions(zk.WithEventCallback(cb), zk.WithDialer(dial)))
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect %s: %w", server, err)
 	}
-	s.conn = conn
-	t := time.NewTimer(SessionTimeout)
-	defer t.Stop()
+	s.conn, s.zs = zs.Conn(), zs
 	select {
 	case <-ready:
 		return s, nil
 	case <-ctx.Done():
-		conn.Close()
+		zs.Close()
 		return nil, ctx.Err()
-	case <-t.C:
-		conn.Close()
-		return nil, fmt.Errorf("bench: no session with %s after %v", server, SessionTimeout)
 	}
 }
 
@@ -174,7 +172,7 @@ func closeAll(ss []*session) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.conn.Close()
+				s.zs.Close()
 			}()
 		}
 	}

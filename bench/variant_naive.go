@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/naive"
 )
@@ -12,8 +10,8 @@ func init() {
 		Name:       "naive",
 		Describe:   "one ephemeral node at the lock path; losers set an exists watch and retry (herd effect on purpose)",
 		NodeAtPath: true,
-		New: func(conn *zk.Conn, path string) (zklocks.Locker, error) {
-			return naive.New(conn, path, naive.WithSessionTimeout(SessionTimeout))
+		New: func(s *zklocks.Session, path string) (zklocks.Locker, error) {
+			return naive.New(s, path)
 		},
 	})
 }

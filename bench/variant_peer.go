@@ -18,8 +18,8 @@ func init() {
 	Register(Variant{
 		Name:     "zk-peer",
 		Describe: "go-zookeeper zk.Lock: sequential nodes, predecessor watch, re-list children after each wake-up",
-		New: func(conn *zk.Conn, path string) (zklocks.Locker, error) {
-			return newPeer(conn, path), nil
+		New: func(s *zklocks.Session, path string) (zklocks.Locker, error) {
+			return newPeer(s.Conn(), path), nil
 		},
 	})
 }

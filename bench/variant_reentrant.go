@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/reentrant"
 )
@@ -15,8 +13,8 @@ func init() {
 		Register(Variant{
 			Name:     "reentrant-" + mode.String(),
 			Describe: fmt.Sprintf("sequential recipe plus an owner in the context; re-entry count kept in %s", mode),
-			New: func(conn *zk.Conn, path string) (zklocks.Locker, error) {
-				return reentrant.New(conn, path, reentrant.WithCountMode(mode), reentrant.WithSessionTimeout(SessionTimeout))
+			New: func(s *zklocks.Session, path string) (zklocks.Locker, error) {
+				return reentrant.New(s, path, reentrant.WithCountMode(mode))
 			},
 			// Each contender is its own owner: contenders queue, nested
 			// calls of one contender re-enter.

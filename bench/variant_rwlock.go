@@ -3,8 +3,6 @@ package bench
 import (
 	"fmt"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/rwlock"
 )
@@ -22,15 +20,15 @@ func init() {
 		Register(Variant{
 			Name:     mix.name,
 			Describe: fmt.Sprintf("read-write lock, %d%% readers: a reader waits only for the writers ahead of it", 100-100/mix.every),
-			New: func(conn *zk.Conn, path string) (zklocks.Locker, error) {
-				m, err := newRW(conn, path)
+			New: func(s *zklocks.Session, path string) (zklocks.Locker, error) {
+				m, err := newRW(s, path)
 				if err != nil {
 					return nil, err
 				}
 				return m.Writer(), nil
 			},
-			Reader: func(conn *zk.Conn, path string) (zklocks.Locker, error) {
-				m, err := newRW(conn, path)
+			Reader: func(s *zklocks.Session, path string) (zklocks.Locker, error) {
+				m, err := newRW(s, path)
 				if err != nil {
 					return nil, err
 				}
@@ -41,6 +39,6 @@ func init() {
 	}
 }
 
-func newRW(conn *zk.Conn, path string) (*rwlock.Mutex, error) {
-	return rwlock.New(conn, path, rwlock.WithSessionTimeout(SessionTimeout))
+func newRW(s *zklocks.Session, path string) (*rwlock.Mutex, error) {
+	return rwlock.New(s, path)
 }

@@ -3,8 +3,6 @@ package bench
 import (
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/timeout"
 )
@@ -17,8 +15,8 @@ func init() {
 	Register(Variant{
 		Name:     "timeout",
 		Describe: "sequential recipe plus acquire bound and a hold lease (renewed by setData, expiry judged on ZooKeeper's clock)",
-		New: func(conn *zk.Conn, path string) (zklocks.Locker, error) {
-			return timeout.New(conn, path, timeout.WithLease(TimeoutLease), timeout.WithSessionTimeout(SessionTimeout))
+		New: func(s *zklocks.Session, path string) (zklocks.Locker, error) {
+			return timeout.New(s, path, timeout.WithLease(TimeoutLease))
 		},
 	})
 }

@@ -6,13 +6,11 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 )
 
-// Factory makes one contender's lock on path, over conn (its own session).
-type Factory func(conn *zk.Conn, path string) (zklocks.Locker, error)
+// Factory makes one contender's lock on path, on s (its own session).
+type Factory func(s *zklocks.Session, path string) (zklocks.Locker, error)
 
 // Variant is one lock the bench can run.
 type Variant struct {

@@ -95,7 +95,7 @@
 //     deleted it) and another client took the lock, that delete removes the
 //     other client's lock. Here Unlock deletes only the node this Mutex
 //     created (same session, same czxid, version as read), and reports
-//     ErrLockLost otherwise.
+//     zklocks.ErrLockLost otherwise.
 //   - It keeps the CountDownLatch the waiter sleeps on in a field of a
 //     shared singleton. Two threads waiting at once overwrite each other's
 //     latch, one of them is never woken (or only by its timeout), and the
@@ -112,7 +112,7 @@
 //     event, waking the waiter for nothing. Later disconnections and
 //     session expiry are ignored. Here requests wait for the connection
 //     inside go-zookeeper, watches are per call, a waiter whose session
-//     expires returns ErrLockLost, and Done tells a holder it lost the lock.
+//     expires returns zklocks.ErrLockLost, and Done tells a holder it lost the lock.
 //   - It returns true from every path of acquire, and its release swallows
 //     errors: the caller can not tell what happened. Here every method
 //     returns an error that says it.

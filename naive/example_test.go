@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 
 	"github.com/zklocks/zklocks/naive"
@@ -19,16 +17,16 @@ import (
 func ExampleMutex_Lock() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 	if err != nil {
 		panic(err)
 	}
-	defer conn.Close()
+	defer session.Close()
 
 	// A program uses one fixed path; the random suffix keeps runs of this
 	// example against a shared ensemble apart.
 	path := "/locks/orders-" + rand.Text()
-	m, err := naive.New(conn, path, naive.WithSessionTimeout(sessionTimeout))
+	m, err := naive.New(session, path)
 	if err != nil {
 		panic(err)
 	}
@@ -67,12 +65,12 @@ func ExampleMutex_TryLock() {
 	// Two processes, one session each.
 	var mutexes [2]*naive.Mutex
 	for i := range mutexes {
-		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 		if err != nil {
 			panic(err)
 		}
-		defer conn.Close()
-		if mutexes[i], err = naive.New(conn, path, naive.WithSessionTimeout(sessionTimeout)); err != nil {
+		defer session.Close()
+		if mutexes[i], err = naive.New(session, path); err != nil {
 			panic(err)
 		}
 	}
@@ -84,7 +82,7 @@ func ExampleMutex_TryLock() {
 	fmt.Println("a holds the lock")
 
 	err := b.TryLock(ctx) // returns at once instead of waiting for a
-	fmt.Println("b busy:", errors.Is(err, naive.ErrLocked))
+	fmt.Println("b busy:", errors.Is(err, zklocks.ErrLocked))
 
 	if err := a.Unlock(ctx); err != nil {
 		panic(err)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -15,72 +14,21 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
-	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/lockbase"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
-	"github.com/zklocks/zklocks/internal/zkpath"
 )
-
-// Errors returned by this package, to be compared with errors.Is. Errors
-// that come from ZooKeeper also wrap go-zookeeper's error (zk.ErrNoAuth,
-// zk.ErrConnectionClosed, ...).
-var (
-	ErrBadPath       = errors.New("invalid lock path")
-	ErrNilConn       = errors.New("nil connection")
-	ErrLocked        = errors.New("locked by another session")
-	ErrNotLocked     = errors.New("lock not held")
-	ErrLockLost      = errors.New("lock lost")
-	ErrAlreadyLocked = errors.New("already locked by this mutex")
-	ErrBadOption     = errors.New("invalid option")
-)
-
-// Option configures a Mutex.
-type Option func(*options)
-
-type options struct {
-	acl            []zk.ACL
-	sessionTimeout time.Duration
-	logger         *slog.Logger
-}
-
-// WithACL sets the ACL of the lock node and of the parents the Mutex
-// creates. The default is zk.WorldACL(zk.PermAll).
-func WithACL(acl []zk.ACL) Option {
-	return func(o *options) { o.acl = acl }
-}
-
-// WithSessionTimeout tells the Mutex the session timeout its connection
-// was opened with (go-zookeeper does not expose it). It bounds how long a
-// disconnected holder trusts its hold and how long background clean-up
-// retries. The default is 10s.
-// A duration that is not positive makes New fail with ErrBadOption.
-func WithSessionTimeout(d time.Duration) Option {
-	return func(o *options) {
-		o.sessionTimeout = d
-	}
-}
-
-// WithLogger makes the Mutex write its operation log to l: acquire,
-// wait, release, lost and abandon events, with stable messages and keys
-// (see "Operation log" in the package doc). nil, the default, turns the
-// log off; it then costs nothing.
-func WithLogger(l *slog.Logger) Option {
-	return func(o *options) { o.logger = l }
-}
 
 // Mutex is one contender for the lock at one path: the lock is held while
 // the path exists as an ephemeral node of this Mutex's session.
 //
 // Its methods are safe for concurrent use. A Mutex is not re-entrant: Lock
-// while it holds (or is acquiring) the lock fails with ErrAlreadyLocked.
+// while it holds (or is acquiring) the lock fails with zklocks.ErrAlreadyLocked.
 // A hold that was lost stays this Mutex's until Unlock, which reports the
 // loss; only then can it Lock again. Two Mutexes on the same path exclude
 // each other even when they share a connection.
 type Mutex struct {
-	client *zkop.Client
-	path   string
-	acl    []zk.ACL
-	log    *oplog.Log // nil when off
+	base *lockbase.Base
 
 	mu    sync.Mutex // guards state and cur; never held across a request
 	state state
@@ -108,24 +56,14 @@ type holding struct {
 
 var _ zklocks.Locker = (*Mutex)(nil)
 
-// New returns a Mutex for the lock at path on conn. It checks its input
-// and sends nothing to ZooKeeper.
-func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
-	if conn == nil {
-		return nil, lockerr.Wrap("naive", "new", path, ErrNilConn)
+// New returns a Mutex for the lock at path on session s. It checks its
+// input and sends nothing to ZooKeeper.
+func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
+	b, err := lockbase.Open("naive", s, path, opts, nil)
+	if err != nil {
+		return nil, err
 	}
-	if err := zkpath.Validate(path); err != nil {
-		return nil, lockerr.Wrap("naive", "new", path, fmt.Errorf("%w: %v", ErrBadPath, err))
-	}
-	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: 10 * time.Second}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.sessionTimeout <= 0 {
-		return nil, lockerr.Wrap("naive", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
-	}
-	return &Mutex{client: zkop.New(conn, o.sessionTimeout), path: path, acl: o.acl,
-		log: oplog.New(o.logger, "naive", path)}, nil
+	return &Mutex{base: b}, nil
 }
 
 // Lock blocks until the lock is held, ctx is done, or an error makes
@@ -143,25 +81,27 @@ func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
 // behind: a create whose answer arrives later is undone in the background,
 // and only a node that carries our id is deleted. Once the create has
 // succeeded, Lock finishes the acquisition even if ctx ends meanwhile.
-func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.acquire(ctx, true)) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.base.Fail("lock", m.acquire(ctx, true)) }
 
 // TryLock is Lock without the wait: when another session holds the lock it
-// returns an error wrapping ErrLocked at once.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.acquire(ctx, false)) }
+// returns an error wrapping zklocks.ErrLocked at once.
+func (m *Mutex) TryLock(ctx context.Context) error {
+	return m.base.Fail("trylock", m.acquire(ctx, false))
+}
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	m.mu.Lock()
 	if m.state != idle {
 		m.mu.Unlock()
-		return ErrAlreadyLocked
+		return zklocks.ErrAlreadyLocked
 	}
 	m.state = acquiring
 	m.mu.Unlock()
 
-	start := m.log.Now()
+	start := m.base.Log.Now()
 	h, err := m.lock(ctx, wait)
-	if err != nil && m.log != nil && !errors.Is(err, ErrLocked) {
-		m.log.Abandon(ctx, "", start, err)
+	if err != nil && m.base.Log != nil && !errors.Is(err, zklocks.ErrLocked) {
+		m.base.Log.Abandon(ctx, "", start, err)
 	}
 	if err == nil {
 		h.log = m.logAcquire(ctx, h, start)
@@ -180,10 +120,10 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 // logAcquire writes the acquire event and has the monitor log a loss as
 // soon as it sees one.
 func (m *Mutex) logAcquire(ctx context.Context, h *holding, start time.Time) *oplog.Hold {
-	if m.log == nil {
+	if m.base.Log == nil {
 		return nil
 	}
-	hl := m.log.Acquire(ctx, m.path, h.czxid, h.session, start)
+	hl := m.base.Log.Acquire(ctx, m.base.Path, h.czxid, h.session, start)
 	h.mon.OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })
 	return hl
 }
@@ -210,14 +150,14 @@ func (m *Mutex) findOwn(ctx context.Context, stamp []byte) (*holding, error) {
 		pause = min(2*pause, 500*time.Millisecond)
 		var data []byte
 		var stat *zk.Stat
-		err := m.client.AwaitSession(ctx, zkop.DialRound)
+		err := m.base.Client.AwaitSession(ctx, zkop.DialRound)
 		if err == nil {
-			data, stat, err = m.client.GetSynced(ctx, m.path) // the create's answer was never seen
+			data, stat, err = m.base.Client.GetSynced(ctx, m.base.Path) // the create's answer was never seen
 		}
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil, nil
-		case err == nil && bytes.Equal(data, stamp) && stat.EphemeralOwner == m.client.Conn.SessionID():
+		case err == nil && bytes.Equal(data, stamp) && stat.EphemeralOwner == m.base.Client.Conn.SessionID():
 			return m.claim(ctx, stamp, stat.EphemeralOwner)
 		case err == nil:
 			return nil, nil
@@ -254,12 +194,12 @@ func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 	answer := make(chan error, 1)
 	go func() {
 		// Not ctx: this request must report its real outcome.
-		_, err := m.client.Create(context.WithoutCancel(ctx), m.path, stamp, zk.FlagEphemeral, m.acl)
+		_, err := m.base.Client.Create(context.WithoutCancel(ctx), m.base.Path, stamp, zk.FlagEphemeral, m.base.ACL)
 		answer <- err
 	}()
 	select {
 	case err := <-answer:
-		return m.client.Conn.SessionID(), err
+		return m.base.Client.Conn.SessionID(), err
 	case <-ctx.Done():
 		go func() {
 			if err := <-answer; err == nil || zkop.Transient(err) {
@@ -277,9 +217,9 @@ func (m *Mutex) create(ctx context.Context, stamp []byte) (int64, error) {
 func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, error) {
 	// The node exists; finish even if the caller's ctx ends now, rather
 	// than leave a node that must then be cleaned up.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.client.SessionTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.base.Client.SessionTimeout)
 	defer cancel()
-	mon, data, stat, err := hold.Watch(cctx, m.client, m.path)
+	mon, data, stat, err := hold.Watch(cctx, m.base.Client, m.base.Path)
 	switch {
 	case err == nil && stat.EphemeralOwner == sid && bytes.Equal(data, stamp):
 		return &holding{mon: mon, stamp: stamp, session: sid, czxid: stat.Czxid}, nil
@@ -288,19 +228,19 @@ func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, e
 		// after the create, and another Mutex of this connection made
 		// the node again.
 		mon.Release()
-		return nil, fmt.Errorf("%w: right after the create, the node was replaced by another lock of this session: %w", ErrLockLost, hold.ErrNodeDeleted)
+		return nil, fmt.Errorf("%w: right after the create, the node was replaced by another lock of this session: %w", zklocks.ErrLockLost, hold.ErrNodeDeleted)
 	case err == nil:
 		// The connection moved to a new session after our create, so our
 		// node died with the old one; this node is another Mutex's on the
 		// same connection.
 		mon.Release()
-		return nil, fmt.Errorf("%w: session %#x ended right after the create: %w", ErrLockLost, sid, hold.ErrSessionExpired)
-	case errors.Is(err, hold.ErrSessionExpired) && m.client.Conn.SessionID() == sid:
+		return nil, fmt.Errorf("%w: session %#x ended right after the create: %w", zklocks.ErrLockLost, sid, hold.ErrSessionExpired)
+	case errors.Is(err, hold.ErrSessionExpired) && m.base.Client.Conn.SessionID() == sid:
 		// Our session lives on, so the node of another session at our
 		// path is not ours: ours was deleted right after the create.
-		return nil, fmt.Errorf("%w: right after the create, the node was replaced: %w", ErrLockLost, hold.ErrNodeDeleted)
+		return nil, fmt.Errorf("%w: right after the create, the node was replaced: %w", zklocks.ErrLockLost, hold.ErrNodeDeleted)
 	case errors.Is(err, hold.ErrNodeDeleted), errors.Is(err, hold.ErrSessionExpired):
-		return nil, fmt.Errorf("%w: right after the create: %w", ErrLockLost, err)
+		return nil, fmt.Errorf("%w: right after the create: %w", zklocks.ErrLockLost, err)
 	default:
 		m.deleteLater(stamp, 0)
 		return nil, m.wrap("read back", ctx, err)
@@ -310,7 +250,7 @@ func (m *Mutex) claim(ctx context.Context, stamp []byte, sid int64) (*holding, e
 // awaitRelease sets an exists watch on the lock node and waits until it
 // fires. It returns nil when it is time to try the create again.
 func (m *Mutex) awaitRelease(ctx context.Context) error {
-	exists, _, ev, err := m.client.ExistsW(ctx, m.path)
+	exists, _, ev, err := m.base.Client.ExistsW(ctx, m.base.Path)
 	switch {
 	case err != nil && retryLater(err) && ctx.Err() == nil:
 		// The connection went: the create, tried again, waits for it
@@ -324,18 +264,18 @@ func (m *Mutex) awaitRelease(ctx context.Context) error {
 		// once, into a buffered channel nobody reads.
 		return nil
 	}
-	if m.log != nil {
-		m.log.Wait(ctx, "", m.path, -1, m.client.Conn.SessionID())
+	if m.base.Log != nil {
+		m.base.Log.Wait(ctx, "", m.base.Path, -1, m.base.Client.Conn.SessionID())
 	}
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case e := <-ev:
-		m.client.Notified()
+		m.base.Client.Notified()
 		if e.Type == zk.EventNotWatching {
 			// The session expired or the connection was closed.
 			if errors.Is(e.Err, zk.ErrSessionExpired) {
-				return fmt.Errorf("%w: session expired while waiting: %w", ErrLockLost, e.Err)
+				return fmt.Errorf("%w: session expired while waiting: %w", zklocks.ErrLockLost, e.Err)
 			}
 			return fmt.Errorf("wait: %w", e.Err)
 		}
@@ -348,19 +288,19 @@ func (m *Mutex) awaitRelease(ctx context.Context) error {
 // czxid, at the version just read. It never deletes with version -1, so
 // it can not remove a lock that another client took after ours was lost.
 //
-// Unlock fails with ErrNotLocked when the Mutex does not hold the lock, and
-// with ErrLockLost when the hold was lost before Unlock (Done was closed,
+// Unlock fails with zklocks.ErrNotLocked when the Mutex does not hold the lock, and
+// with zklocks.ErrLockLost when the hold was lost before Unlock (Done was closed,
 // or the node is gone or no longer ours); the Mutex is then free for the
 // next Lock. When the delete can not be sent now (ctx ends, connection
 // down) it is retried in the background until it succeeds or the session
 // ends, and Unlock returns nil: the node can not outlive the session.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.unlock(ctx)) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.unlock(ctx)) }
 
 func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Lock()
 	if m.state != held {
 		m.mu.Unlock()
-		return ErrNotLocked
+		return zklocks.ErrNotLocked
 	}
 	h := m.cur
 	m.state, m.cur = releasing, nil
@@ -378,9 +318,9 @@ func (m *Mutex) unlock(ctx context.Context) error {
 	err := m.release(ctx, h)
 	if lost != nil {
 		h.log.Lost(ctx, lost) // written already by the monitor
-		return fmt.Errorf("%w: %w", ErrLockLost, lost)
+		return fmt.Errorf("%w: %w", zklocks.ErrLockLost, lost)
 	}
-	if errors.Is(err, ErrLockLost) {
+	if errors.Is(err, zklocks.ErrLockLost) {
 		h.log.Lost(ctx, err)
 	} else {
 		h.log.Release(ctx, err)
@@ -391,27 +331,27 @@ func (m *Mutex) unlock(ctx context.Context) error {
 // release deletes the lock node if it is still h's.
 func (m *Mutex) release(ctx context.Context, h *holding) error {
 	for range 3 { // a BadVersion (our node's data changed under us) reads again
-		if m.client.Conn.SessionID() != h.session {
-			return fmt.Errorf("%w: session %#x ended: %w", ErrLockLost, h.session, hold.ErrSessionExpired)
+		if m.base.Client.Conn.SessionID() != h.session {
+			return fmt.Errorf("%w: session %#x ended: %w", zklocks.ErrLockLost, h.session, hold.ErrSessionExpired)
 		}
-		_, stat, err := m.client.Get(ctx, m.path)
+		_, stat, err := m.base.Client.Get(ctx, m.base.Path)
 		if err == nil {
 			if stat.EphemeralOwner != h.session || stat.Czxid != h.czxid {
-				return fmt.Errorf("%w: the node now belongs to session %#x: %w", ErrLockLost, stat.EphemeralOwner, hold.ErrNodeDeleted)
+				return fmt.Errorf("%w: the node now belongs to session %#x: %w", zklocks.ErrLockLost, stat.EphemeralOwner, hold.ErrNodeDeleted)
 			}
 			// Never queued without our session: it would go out on the
 			// next one, and version 0 matches the next holder's node too.
-			err = m.client.DeleteOnSession(ctx, m.path, stat.Version, h.session)
+			err = m.base.Client.DeleteOnSession(ctx, m.base.Path, stat.Version, h.session)
 		}
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, zk.ErrSessionExpired):
-			return fmt.Errorf("%w: session %#x ended: %w", ErrLockLost, h.session, hold.ErrSessionExpired)
+			return fmt.Errorf("%w: session %#x ended: %w", zklocks.ErrLockLost, h.session, hold.ErrSessionExpired)
 		case errors.Is(err, zk.ErrBadVersion):
 			continue
 		case errors.Is(err, zk.ErrNoNode):
-			return fmt.Errorf("%w: the node was deleted: %w", ErrLockLost, err)
+			return fmt.Errorf("%w: the node was deleted: %w", zklocks.ErrLockLost, err)
 		case retryLater(err):
 			m.deleteLater(h.stamp, h.czxid)
 			return nil
@@ -429,14 +369,14 @@ func (m *Mutex) release(ctx context.Context, h *holding) error {
 // it. Each delete is checked against that session right before it is
 // sent (zkop.Client.DeleteOnSession).
 func (m *Mutex) deleteLater(stamp []byte, czxid int64) {
-	sid := m.client.Conn.SessionID()
-	m.client.Later(func(ctx context.Context) (bool, error) {
-		data, stat, err := m.client.GetSynced(ctx, m.path) // the node may be from a create whose answer was lost
+	sid := m.base.Client.Conn.SessionID()
+	m.base.Client.Later(func(ctx context.Context) (bool, error) {
+		data, stat, err := m.base.Client.GetSynced(ctx, m.base.Path) // the node may be from a create whose answer was lost
 		if err == nil {
 			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != sid {
 				return true, nil
 			}
-			err = m.client.DeleteOnSession(ctx, m.path, stat.Version, sid)
+			err = m.base.Client.DeleteOnSession(ctx, m.base.Path, stat.Version, sid)
 		}
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
@@ -467,11 +407,6 @@ func (m *Mutex) wrap(step string, ctx context.Context, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", step, err)
-}
-
-// fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error {
-	return lockerr.Wrap("naive", op, m.path, lockerr.Lost(err, ErrLockLost))
 }
 
 // Token returns the fencing token of the current hold, the czxid of the
@@ -508,4 +443,4 @@ func (m *Mutex) Done() <-chan struct{} {
 // Stats returns the requests this Mutex sent and the watch events it
 // received. On a contended lock, Notifications grows by one for every
 // release while this Mutex waits: the herd effect, seen from one client.
-func (m *Mutex) Stats() zklocks.Stats { return m.client.Stats() }
+func (m *Mutex) Stats() zklocks.Stats { return m.base.Stats() }

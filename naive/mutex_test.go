@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -19,33 +18,21 @@ import (
 
 var variant = locktest.Variant{
 	Name: "naive",
-	New: func(conn *zk.Conn, path string, sessionTimeout time.Duration) (zklocks.Locker, error) {
-		return naive.New(conn, path, naive.WithSessionTimeout(sessionTimeout))
-	},
-	NewErr: func(conn *zk.Conn, path string) error {
-		_, err := naive.New(conn, path)
-		return err
-	},
-	Errors: locktest.Errors{
-		BadPath:       naive.ErrBadPath,
-		NilConn:       naive.ErrNilConn,
-		Locked:        naive.ErrLocked,
-		NotLocked:     naive.ErrNotLocked,
-		Lost:          naive.ErrLockLost,
-		AlreadyLocked: naive.ErrAlreadyLocked,
-		BadOption:     naive.ErrBadOption,
+	New: func(s *zklocks.Session, path string, opts ...zklocks.Option) (zklocks.Locker, error) {
+		return naive.New(s, path, opts...)
 	},
 	Layout: locktest.NodeAtPath,
-	NewLogged: func(conn *zk.Conn, path string, sessionTimeout time.Duration, l *slog.Logger) (zklocks.Locker, error) {
-		return naive.New(conn, path, naive.WithSessionTimeout(sessionTimeout), naive.WithLogger(l))
-	},
 }
 
 func TestConformance(t *testing.T) { locktest.Run(t, variant) }
 
 func newMutex(t *testing.T, conn *zk.Conn, path string, sessionTimeout time.Duration) *naive.Mutex {
 	t.Helper()
-	m, err := naive.New(conn, path, naive.WithSessionTimeout(sessionTimeout))
+	s, err := zklocks.NewSession(conn, zklocks.WithSessionTimeout(sessionTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := naive.New(s, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +156,8 @@ func TestHolderSessionExpiresWithoutUnlock(t *testing.T) {
 	if waiter.Token() <= holder.Token() {
 		t.Errorf("waiter's token %d not above the dead holder's %d", waiter.Token(), holder.Token())
 	}
-	if err := holder.Unlock(ctx); !errors.Is(err, naive.ErrLockLost) {
-		t.Errorf("holder: Unlock after its session expired: %v, want %v", err, naive.ErrLockLost)
+	if err := holder.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
+		t.Errorf("holder: Unlock after its session expired: %v, want %v", err, zklocks.ErrLockLost)
 	}
 	if err := waiter.Unlock(ctx); err != nil {
 		t.Fatalf("waiter: Unlock: %v", err)
@@ -208,8 +195,8 @@ func TestUnlockNeverDeletesAnotherClientsNode(t *testing.T) {
 			if err := b.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Unlock(ctx); !errors.Is(err, naive.ErrLockLost) {
-				t.Errorf("a: Unlock of a lost hold: %v, want %v", err, naive.ErrLockLost)
+			if err := a.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
+				t.Errorf("a: Unlock of a lost hold: %v, want %v", err, zklocks.ErrLockLost)
 			}
 			mustSync(t, admin, path)
 			_, stat, err := admin.Get(path)
@@ -252,8 +239,8 @@ func TestNotesReleaseDeletesAnotherClientsLock(t *testing.T) {
 	if ok, _, _ := admin.Exists(path); ok {
 		t.Fatal("lock node still exists")
 	}
-	if err := b.Unlock(ctx); !errors.Is(err, naive.ErrLockLost) {
-		t.Errorf("b: Unlock: %v, want %v", err, naive.ErrLockLost)
+	if err := b.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
+		t.Errorf("b: Unlock: %v, want %v", err, zklocks.ErrLockLost)
 	}
 }
 
@@ -301,8 +288,8 @@ func TestWaiterSessionExpires(t *testing.T) {
 	zktest.ExpireSession(t, waiterConn)
 	select {
 	case err := <-res:
-		if !errors.Is(err, naive.ErrLockLost) || !errors.Is(err, zk.ErrSessionExpired) {
-			t.Fatalf("waiter: Lock: %v, want %v wrapping %v", err, naive.ErrLockLost, zk.ErrSessionExpired)
+		if !errors.Is(err, zklocks.ErrLockLost) || !errors.Is(err, zk.ErrSessionExpired) {
+			t.Fatalf("waiter: Lock: %v, want %v wrapping %v", err, zklocks.ErrLockLost, zk.ErrSessionExpired)
 		}
 		t.Logf("waiter: %v", err)
 	case <-time.After(5 * time.Second):

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 )
@@ -26,7 +27,7 @@ type attempt struct {
 func newAttempt() *attempt { return &attempt{stamp: newStamp()} }
 
 // take is step 1: it creates the lock node, stamped, and claims it. It
-// returns an error wrapping ErrLocked when another session's node is
+// returns an error wrapping zklocks.ErrLocked when another session's node is
 // there.
 //
 // One stamp serves every create of a Lock call. After a create whose
@@ -54,10 +55,10 @@ func (m *Mutex) take(ctx context.Context, a *attempt) (*holding, error) {
 		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 			return nil, err
 		case errors.Is(err, zk.ErrNodeExists):
-			return nil, fmt.Errorf("%w: %w", ErrLocked, err)
+			return nil, fmt.Errorf("%w: %w", zklocks.ErrLocked, err)
 		case errors.Is(err, zk.ErrNoNode) && !a.madeParents:
 			a.madeParents = true
-			if err := m.client.EnsureParents(ctx, m.path, zkpath.Ancestors(m.path), false, m.acl); err != nil {
+			if err := m.base.Client.EnsureParents(ctx, m.base.Path, zkpath.Ancestors(m.base.Path), false, m.base.ACL); err != nil {
 				return nil, m.wrap("create the parents", ctx, err)
 			}
 		case errors.Is(err, zk.ErrSessionExpired) && a.expired < expiredTries:

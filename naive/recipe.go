@@ -3,6 +3,8 @@ package naive
 import (
 	"context"
 	"errors"
+
+	"github.com/zklocks/zklocks"
 )
 
 // lock is the recipe of notes 000 and 001 §3.3: the lock is one
@@ -22,7 +24,7 @@ func (m *Mutex) lock(ctx context.Context, wait bool) (*holding, error) {
 		}
 
 		// 3. It exists: another session holds the lock. TryLock stops here.
-		if !errors.Is(err, ErrLocked) || !wait {
+		if !errors.Is(err, zklocks.ErrLocked) || !wait {
 			return nil, err
 		}
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
-	"github.com/zklocks/zklocks/naive"
 )
 
 // Two Mutexes on one connection exclude each other, and each knows its
@@ -65,7 +65,7 @@ func TestReplacedNodeOnSameSessionEndsHold(t *testing.T) {
 
 	locktest.RequireClosedWithin(t, a.Done(), 3*time.Second, "A, whose node was replaced by B's on the same session")
 	err := a.Unlock(ctx)
-	if !errors.Is(err, naive.ErrLockLost) {
+	if !errors.Is(err, zklocks.ErrLockLost) {
 		t.Errorf("A: Unlock after its node was replaced: %v, want ErrLockLost", err)
 	}
 	if err != nil && strings.Contains(err.Error(), "session expired") {
@@ -163,7 +163,7 @@ func TestNodeReplacedBeforeTheClaimIsNotAdopted(t *testing.T) {
 	if aErr == nil {
 		t.Fatal("A and B both hold the lock: A adopted the node B made on their shared session")
 	}
-	if !errors.Is(aErr, naive.ErrLockLost) {
+	if !errors.Is(aErr, zklocks.ErrLockLost) {
 		t.Errorf("A: Lock after its node was replaced: %v, want ErrLockLost", aErr)
 	}
 	locktest.RequireClosedWithin(t, a.Done(), time.Second, "A, whose Lock failed")

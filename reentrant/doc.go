@@ -60,10 +60,10 @@
 // Explicit beats a surprise: a hidden default owner would make every
 // goroutine that forgot WithOwner re-enter the others' hold, which is no
 // mutual exclusion at all. Unlock by an owner that does not hold the lock
-// fails with ErrNotOwner (someone else holds it) or ErrNotLocked (nobody
+// fails with ErrNotOwner (someone else holds it) or zklocks.ErrNotLocked (nobody
 // does) and changes nothing. Lock by an owner whose first Lock is still
 // waiting (one owner used by two goroutines at once) fails with
-// ErrAlreadyLocked.
+// zklocks.ErrAlreadyLocked.
 //
 // # Where the count lives: two modes
 //
@@ -120,7 +120,7 @@
 //     InNode write failed), its count is dropped and Done closes. Token
 //     keeps returning the lost hold's token, as in the other variants,
 //     until the last Unlock the owner still owed it (or a new hold). Each
-//     of those Unlocks returns ErrLockLost instead of pretending to
+//     of those Unlocks returns zklocks.ErrLockLost instead of pretending to
 //     succeed, and a later Lock by that owner queues for a new node (new
 //     token, count 1). Curator's re-entry only increments a local count,
 //     whether or not the hold still exists.

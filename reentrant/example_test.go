@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 
 	"github.com/zklocks/zklocks/reentrant"
@@ -23,16 +21,16 @@ import (
 func ExampleWithOwner() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 	if err != nil {
 		panic(err)
 	}
-	defer conn.Close()
+	defer session.Close()
 
 	// A program uses one fixed path; the random suffix keeps runs of this
 	// example against a shared ensemble apart.
 	path := "/locks/jobs-" + rand.Text()
-	m, err := reentrant.New(conn, path, reentrant.WithSessionTimeout(sessionTimeout))
+	m, err := reentrant.New(session, path)
 	if err != nil {
 		panic(err)
 	}
@@ -51,14 +49,14 @@ func ExampleWithOwner() {
 			work(depth + 1)
 			return
 		}
-		fmt.Println("job-43 TryLock, locked:", errors.Is(m.TryLock(other), reentrant.ErrLocked))
+		fmt.Println("job-43 TryLock, locked:", errors.Is(m.TryLock(other), zklocks.ErrLocked))
 		fmt.Println("job-43 Unlock, not the owner:", errors.Is(m.Unlock(other), reentrant.ErrNotOwner))
-		cs, _ := sequential.Contenders(context.Background(), conn, path)
+		cs, _ := sequential.Contenders(context.Background(), session, path)
 		h, _ := reentrant.ParseHolder(cs[0].Data)
 		fmt.Printf("%d node, held by %s, count kept in %s\n", len(cs), h.Owner, h.Mode)
 	}
 	work(1)
-	fmt.Println("one Unlock too many, not held:", errors.Is(m.Unlock(job), reentrant.ErrNotLocked))
+	fmt.Println("one Unlock too many, not held:", errors.Is(m.Unlock(job), zklocks.ErrNotLocked))
 
 	// Output:
 	// depth 1: count 1
@@ -75,21 +73,20 @@ func ExampleWithOwner() {
 func ExampleWithCountMode() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 	if err != nil {
 		panic(err)
 	}
-	defer conn.Close()
+	defer session.Close()
 
 	path := "/locks/jobs-" + rand.Text() // random: runs of this example never meet
-	m, err := reentrant.New(conn, path, reentrant.WithSessionTimeout(sessionTimeout),
-		reentrant.WithCountMode(reentrant.InNode))
+	m, err := reentrant.New(session, path, reentrant.WithCountMode(reentrant.InNode))
 	if err != nil {
 		panic(err)
 	}
 	ctx := reentrant.WithOwner(context.Background(), "job-7")
 	show := func(step string) {
-		cs, _ := sequential.Contenders(context.Background(), conn, path)
+		cs, _ := sequential.Contenders(context.Background(), session, path)
 		if len(cs) == 0 {
 			fmt.Printf("%-9s no node\n", step)
 			return

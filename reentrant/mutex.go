@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -13,63 +12,28 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
-	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/lockbase"
+	"github.com/zklocks/zklocks/internal/lockopt"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
-	"github.com/zklocks/zklocks/internal/zkpath"
-	"github.com/zklocks/zklocks/sequential"
 )
 
-// Errors returned by this package, compared with errors.Is. Errors that
-// come from ZooKeeper also wrap go-zookeeper's error (zk.ErrNoAuth,
-// zk.ErrConnectionClosed, ...).
+// Errors of the re-entrant lock alone; it returns the module's shared
+// ones (zklocks.ErrLocked, ...) too.
 var (
-	ErrBadPath       = errors.New("invalid lock path")
-	ErrNilConn       = errors.New("nil connection")
-	ErrLocked        = errors.New("locked by another owner or session")
-	ErrNotLocked     = errors.New("lock not held")
-	ErrLockLost      = errors.New("lock lost")
-	ErrAlreadyLocked = errors.New("already being acquired by this owner")
-	ErrBadOption     = errors.New("invalid option")
-	ErrNoOwner       = errors.New("no owner in context")
-	ErrNotOwner      = errors.New("not the owner")
+	ErrNoOwner  = errors.New("no owner in context")
+	ErrNotOwner = errors.New("not the owner")
 )
 
-// Option configures a Mutex.
-type Option func(*options)
-
-type options struct {
-	acl            []zk.ACL
-	sessionTimeout time.Duration
-	mode           CountMode
-	logger         *slog.Logger
+// WithCountMode chooses where the re-entry count is kept (default
+// InMemory). A mode that is neither makes New fail with
+// zklocks.ErrBadOption.
+func WithCountMode(c CountMode) zklocks.Option {
+	return func(o *lockopt.Options) { o.Set(optMode, c) }
 }
 
-// WithACL sets the ACL of the lock's nodes (default zk.WorldACL(zk.PermAll)).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
-
-// WithSessionTimeout tells the Mutex the session timeout conn was created
-// with (default sequential.DefaultSessionTimeout, 10s; go-zookeeper does
-// not expose it). It bounds clean-up retries, InNode's count writes, and
-// how long a cut-off client keeps believing it holds the lock. A d <= 0 is
-// ignored.
-// A duration that is not positive makes New fail with ErrBadOption.
-func WithSessionTimeout(d time.Duration) Option {
-	return func(o *options) {
-		o.sessionTimeout = d
-	}
-}
-
-// WithCountMode chooses where the re-entry count is kept (default InMemory).
-func WithCountMode(c CountMode) Option { return func(o *options) { o.mode = c } }
-
-// WithLogger makes the Mutex write its operation log to l: acquire,
-// wait, release, lost and abandon events, and reenter and exit at debug
-// level, each with the owner, with stable messages and keys (see
-// "Operation log" in the package doc). nil, the default, turns the log
-// off; it then costs nothing.
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+const optMode = "reentrant.WithCountMode"
 
 // Mutex is one contender for a re-entrant lock on one path. Many owners in
 // a process may share a Mutex: the one that holds it re-enters freely, the
@@ -77,14 +41,11 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // then queue on ZooKeeper like contenders from other processes. Its methods
 // are safe for concurrent use.
 type Mutex struct {
-	conn   *zk.Conn
-	path   string
-	opts   options
-	client *zkop.Client // every request: the queue's and the count writes of InNode
-	q      *lockq.Queue
-	host   string
-	pid    int
-	log    *oplog.Log // nil when off
+	base *lockbase.Base // its client sends every request: the queue's and the count writes of InNode
+	q    *lockq.Queue
+	mode CountMode
+	host string
+	pid  int
 
 	// gate admits one owner at a time to the ZooKeeper lock: it holds a
 	// value exactly when no owner holds or is acquiring the lock. Owners
@@ -121,37 +82,32 @@ type holding struct {
 }
 
 // lostHold remembers a hold that was lost while its owner still had Unlocks
-// to make, so that each of them returns ErrLockLost instead of ErrNotLocked.
+// to make, so that each of them returns zklocks.ErrLockLost instead of zklocks.ErrNotLocked.
 type lostHold struct {
 	left  int
 	err   error
 	token int64 // the lost hold's fencing token
 }
 
-// New returns a Mutex for the lock at path. It checks its arguments and
-// sends no request.
-func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
-	if conn == nil {
-		return nil, lockerr.Wrap("reentrant", "new", path, ErrNilConn)
-	}
-	if err := zkpath.Validate(path); err != nil {
-		return nil, lockerr.Wrap("reentrant", "new", path, fmt.Errorf("%w: %v", ErrBadPath, err))
-	}
-	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: sequential.DefaultSessionTimeout, mode: InMemory}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.sessionTimeout <= 0 {
-		return nil, lockerr.Wrap("reentrant", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
-	}
-	if o.mode != InMemory && o.mode != InNode {
-		return nil, lockerr.Wrap("reentrant", "new", path, fmt.Errorf("unknown count mode %d", int(o.mode)))
+// New returns a Mutex for the lock at path on session s. It checks its
+// arguments and sends no request.
+func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
+	mode := InMemory
+	b, err := lockbase.Open("reentrant", s, path, opts, func(o *lockopt.Options) error {
+		if c, ok := lockopt.Take[CountMode](o, optMode); ok {
+			mode = c
+		}
+		if mode != InMemory && mode != InNode {
+			return fmt.Errorf("%w: unknown count mode %d", zklocks.ErrBadOption, int(mode))
+		}
+		return nil
+	}, oplog.Reason{Err: errCountWrite, Name: oplog.ReasonCountWrite})
+	if err != nil {
+		return nil, err
 	}
 	host, _ := os.Hostname()
-	c := zkop.New(conn, o.sessionTimeout)
-	m := &Mutex{conn: conn, path: path, opts: o, client: c, q: lockq.New(c, path, lockq.Config{ACL: o.acl, Lost: ErrLockLost}),
-		host: host, pid: os.Getpid(), gate: make(chan struct{}, 1), lost: map[string]*lostHold{},
-		log: oplog.New(o.logger, "reentrant", path, oplog.Reason{Err: errCountWrite, Name: oplog.ReasonCountWrite})}
+	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL, Lost: zklocks.ErrLockLost}),
+		mode: mode, host: host, pid: os.Getpid(), gate: make(chan struct{}, 1), lost: map[string]*lostHold{}}
 	m.gate <- struct{}{}
 	return m, nil
 }
@@ -166,17 +122,19 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // node after it). Another owner of this Mutex waits
 // until the holder has fully released it. Lock without an owner fails with
 // ErrNoOwner; Lock while the same owner's first Lock is still waiting fails
-// with ErrAlreadyLocked.
+// with zklocks.ErrAlreadyLocked.
 //
 // A hold that has been lost is never re-entered: Lock then queues for a new
 // node like any contender, and the Unlocks still owed to the lost hold
-// return ErrLockLost.
-func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.enter(ctx, true)) }
+// return zklocks.ErrLockLost.
+func (m *Mutex) Lock(ctx context.Context) error { return m.base.Fail("lock", m.enter(ctx, true)) }
 
 // TryLock is Lock without waiting for another holder: it fails with
-// ErrLocked when another owner, here or elsewhere, holds the lock. A
+// zklocks.ErrLocked when another owner, here or elsewhere, holds the lock. A
 // re-entry succeeds as with Lock.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.enter(ctx, false)) }
+func (m *Mutex) TryLock(ctx context.Context) error {
+	return m.base.Fail("trylock", m.enter(ctx, false))
+}
 
 // enter is Lock and TryLock for the owner in ctx: a re-entry when it holds
 // the lock, a wait in this process while another owner of this Mutex
@@ -189,7 +147,7 @@ func (m *Mutex) enter(ctx context.Context, wait bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	start := m.log.Now()
+	start := m.base.Log.Now()
 	for {
 		m.mu.Lock()
 		stale := m.reapLocked()
@@ -207,7 +165,7 @@ func (m *Mutex) enter(ctx context.Context, wait bool) error {
 
 		switch {
 		case mine && acquiring:
-			return ErrAlreadyLocked
+			return zklocks.ErrAlreadyLocked
 		case mine:
 			err := m.step(ctx, h, +1)
 			if err == errHoldChanged {
@@ -215,19 +173,19 @@ func (m *Mutex) enter(ctx context.Context, wait bool) error {
 			}
 			return err
 		case h != nil && !wait && acquiring:
-			return fmt.Errorf("%w: owner %q is acquiring it", ErrLocked, h.owner)
+			return fmt.Errorf("%w: owner %q is acquiring it", zklocks.ErrLocked, h.owner)
 		case h != nil && !wait:
-			return fmt.Errorf("%w: held by owner %q", ErrLocked, h.owner)
+			return fmt.Errorf("%w: held by owner %q", zklocks.ErrLocked, h.owner)
 		case !wait:
 			select {
 			case <-m.gate:
 				return m.acquire(ctx, owner, false, start)
 			default:
-				return ErrLocked // another owner took the gate just now
+				return zklocks.ErrLocked // another owner took the gate just now
 			}
 		}
-		if h != nil && m.log != nil {
-			m.log.Attempt(owner, start).WaitBehind(ctx, h.owner)
+		if h != nil && m.base.Log != nil {
+			m.base.Log.Attempt(owner, start).WaitBehind(ctx, h.owner)
 		}
 		select {
 		case <-m.gate:
@@ -235,8 +193,8 @@ func (m *Mutex) enter(ctx context.Context, wait bool) error {
 		case <-lost:
 			// The holder lost its hold: reap it on the next round.
 		case <-ctx.Done():
-			if m.log != nil {
-				m.log.Attempt(owner, start).Abandon(ctx, "", start, ctx.Err())
+			if m.base.Log != nil {
+				m.base.Log.Attempt(owner, start).Abandon(ctx, "", start, ctx.Err())
 			}
 			return ctx.Err()
 		}
@@ -246,7 +204,7 @@ func (m *Mutex) enter(ctx context.Context, wait bool) error {
 // acquire takes a new node for owner, in a Lock that began at start. The
 // caller holds the gate.
 func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time.Time) error {
-	lg := m.log.Attempt(owner, start)
+	lg := m.base.Log.Attempt(owner, start)
 	n := lockq.NewNode(lg)
 	h := &holding{owner: owner, node: n}
 	m.mu.Lock()
@@ -256,7 +214,7 @@ func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time
 	err := m.lock(ctx, owner, n, wait)
 	if err != nil {
 		m.q.Abandon(ctx, n)
-		if lg != nil && !errors.Is(err, ErrLocked) {
+		if lg != nil && !errors.Is(err, zklocks.ErrLocked) {
 			lg.Abandon(ctx, n.Path(), start, err)
 		}
 	}
@@ -264,7 +222,7 @@ func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time
 	if err == nil {
 		n.Monitor().Acquired(ctx)
 		if lg != nil {
-			hl = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)
+			hl = lg.Acquire(ctx, n.Path(), n.Token(), m.base.Session.Conn().SessionID(), start)
 			n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })
 		}
 	}
@@ -282,8 +240,8 @@ func (m *Mutex) acquire(ctx context.Context, owner string, wait bool, start time
 
 // record is our node's data for owner at depth count: the holder record.
 func (m *Mutex) record(owner string, count int) []byte {
-	data := Holder{Host: m.host, PID: m.pid, Owner: owner, Mode: m.opts.mode.String()}
-	if m.opts.mode == InNode {
+	data := Holder{Host: m.host, PID: m.pid, Owner: owner, Mode: m.mode.String()}
+	if m.mode == InNode {
 		data.Count = count
 	}
 	return data.encode()
@@ -313,7 +271,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 		h.releasing = true
 		m.mu.Unlock()
 		return m.release(ctx, h)
-	case m.opts.mode == InMemory:
+	case m.mode == InMemory:
 		h.count = n
 		m.mu.Unlock()
 		h.logDepth(ctx, delta, n)
@@ -325,7 +283,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	// InNode: one versioned write. The caller's cancellation does not cut
 	// it short: an abandoned write would leave us not knowing the node's
 	// version, so it runs to its end (at most a session timeout).
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.sessionTimeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.base.Session.Timeout())
 	stat, err := m.writeCount(wctx, h.node.Path(), m.record(h.owner, n), version)
 	cancel()
 
@@ -352,7 +310,7 @@ func (m *Mutex) step(ctx context.Context, h *holding, delta int) error {
 	// out by writeCount), with anything else we no longer know what the
 	// node says. The hold cannot be trusted: end it as lost and remove our
 	// node if it is still there.
-	why := fmt.Errorf("%w: %w: %w", ErrLockLost, errCountWrite, err)
+	why := fmt.Errorf("%w: %w: %w", zklocks.ErrLockLost, errCountWrite, err)
 	owed := h.count
 	if delta < 0 {
 		owed-- // this Unlock is answered now
@@ -387,13 +345,13 @@ func (h *holding) logDepth(ctx context.Context, delta, n int) {
 // the version we wrote at means the write was not applied (write again),
 // and that one more, with our data, means it was. Anything else is
 // someone else's write (ErrBadVersion), a deleted node (ErrNoNode) or
-// another session's node (ErrLockLost): the hold is lost. It
+// another session's node (zklocks.ErrLockLost): the hold is lost. It
 // gives up when ctx ends (the caller bounds it by a session timeout: past
 // that, an unreachable ensemble has expired the session).
 func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, version int32) (*zk.Stat, error) {
-	sid := m.conn.SessionID()
+	sid := m.base.Session.Conn().SessionID()
 	for {
-		st, err := m.client.Set(ctx, node, data, version)
+		st, err := m.base.Client.Set(ctx, node, data, version)
 		if err == nil || !zkop.Transient(err) || ctx.Err() != nil {
 			return st, err
 		}
@@ -411,10 +369,10 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 		if err := zkop.Sleep(ctx, pause); err != nil {
 			return nil, false, err
 		}
-		if m.conn.State() != zk.StateHasSession {
+		if m.base.Session.Conn().State() != zk.StateHasSession {
 			continue // do not queue a read in go-zookeeper while it is cut off
 		}
-		got, st, err := m.client.GetSynced(ctx, node) // the write's answer was never seen
+		got, st, err := m.base.Client.GetSynced(ctx, node) // the write's answer was never seen
 		switch {
 		case err != nil && zkop.Transient(err) && ctx.Err() == nil:
 			// Still cut off: look again.
@@ -422,7 +380,7 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 			return nil, false, err
 		case st.EphemeralOwner != sid:
 			return nil, false, fmt.Errorf("%w: %s belongs to session %#x, ours was %#x",
-				ErrLockLost, node, st.EphemeralOwner, sid)
+				zklocks.ErrLockLost, node, st.EphemeralOwner, sid)
 		case st.Version == version:
 			return nil, false, nil // not applied
 		case st.Version == version+1 && bytes.Equal(got, data):
@@ -436,7 +394,7 @@ func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version 
 // release deletes h's node. The caller holds h.step and has set h.releasing.
 func (m *Mutex) release(ctx context.Context, h *holding) error {
 	err := m.q.Release(ctx, h.node)
-	if errors.Is(err, ErrLockLost) {
+	if errors.Is(err, zklocks.ErrLockLost) {
 		h.log.Lost(ctx, err) // once: the monitor may have written it already
 	} else {
 		h.log.Release(ctx, err)
@@ -450,10 +408,10 @@ func (m *Mutex) release(ctx context.Context, h *holding) error {
 // Unlock undoes one Lock of the owner in ctx: it decrements the count and
 // releases the node when the count reaches zero. Unlock by an owner that
 // does not hold the lock fails with ErrNotOwner (another owner holds it) or
-// ErrNotLocked (nobody does) and changes nothing; without an owner it fails
+// zklocks.ErrNotLocked (nobody does) and changes nothing; without an owner it fails
 // with ErrNoOwner. After the owner's hold was lost, each Unlock still owed
-// to it returns ErrLockLost.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.unlock(ctx)) }
+// to it returns zklocks.ErrLockLost.
+func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.unlock(ctx)) }
 
 func (m *Mutex) unlock(ctx context.Context) error {
 	owner, ok := OwnerFrom(ctx)
@@ -478,7 +436,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		case owed:
 			return m.reportLost(owner)
 		case h == nil || h.owner == owner: // nobody, or our Lock still waiting
-			return ErrNotLocked
+			return zklocks.ErrNotLocked
 		default:
 			return fmt.Errorf("%w: held by owner %q", ErrNotOwner, h.owner)
 		}
@@ -491,7 +449,7 @@ func (m *Mutex) reportLost(owner string) error {
 	defer m.mu.Unlock()
 	l := m.lost[owner]
 	if l == nil { // answered meanwhile by a concurrent Unlock
-		return ErrNotLocked
+		return zklocks.ErrNotLocked
 	}
 	if l.left--; l.left <= 0 {
 		delete(m.lost, owner)
@@ -510,7 +468,7 @@ func (m *Mutex) reapLocked() *lockq.Node {
 	if h == nil || !h.held || h.releasing || !isClosed(h.node.Monitor().Done()) {
 		return nil
 	}
-	m.loseLocked(h, h.count, fmt.Errorf("%w: %w", ErrLockLost, h.node.Monitor().Err()))
+	m.loseLocked(h, h.count, fmt.Errorf("%w: %w", zklocks.ErrLockLost, h.node.Monitor().Err()))
 	return h.node
 }
 
@@ -551,9 +509,9 @@ func (m *Mutex) releaseLost(ctx context.Context, n *lockq.Node) {
 	if n == nil {
 		return
 	}
-	cctx, cancel := context.WithTimeout(ctx, m.opts.sessionTimeout)
+	cctx, cancel := context.WithTimeout(ctx, m.base.Session.Timeout())
 	defer cancel()
-	_ = m.q.Release(cctx, n) // ErrLockLost expected: the loss is already recorded
+	_ = m.q.Release(cctx, n) // zklocks.ErrLockLost expected: the loss is already recorded
 }
 
 // Token returns the fencing token of the current hold (its node's czxid),
@@ -616,9 +574,4 @@ func (m *Mutex) Count(ctx context.Context) int {
 
 // Stats returns the ZooKeeper traffic of this Mutex so far: the queue's
 // requests plus the count writes of InNode.
-func (m *Mutex) Stats() zklocks.Stats { return m.client.Stats() }
-
-// fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error {
-	return lockerr.Wrap("reentrant", op, m.path, lockerr.Lost(err, ErrLockLost))
-}
+func (m *Mutex) Stats() zklocks.Stats { return m.base.Stats() }

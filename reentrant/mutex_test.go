@@ -3,7 +3,6 @@ package reentrant_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,8 +38,7 @@ func noLeaks(t *testing.T) {
 
 func newMutex(t testing.TB, conn *zk.Conn, path string, mode reentrant.CountMode) *reentrant.Mutex {
 	t.Helper()
-	m, err := reentrant.New(conn, path, reentrant.WithCountMode(mode),
-		reentrant.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	m, err := reentrant.New(zktest.Session(t, conn), path, reentrant.WithCountMode(mode))
 	require.NoError(t, err)
 	return m
 }
@@ -86,50 +84,30 @@ func TestConformance(t *testing.T) {
 		var n atomic.Int64
 		locktest.Run(t, locktest.Variant{
 			Name: "reentrant/" + mode.String(),
-			New: func(conn *zk.Conn, path string, st time.Duration) (zklocks.Locker, error) {
-				m, err := reentrant.New(conn, path, reentrant.WithSessionTimeout(st), reentrant.WithCountMode(mode))
+			New: func(s *zklocks.Session, path string, opts ...zklocks.Option) (zklocks.Locker, error) {
+				m, err := reentrant.New(s, path, append(opts, reentrant.WithCountMode(mode))...)
 				if err != nil {
 					return nil, err
 				}
 				return contender{m, fmt.Sprintf("contender-%d", n.Add(1))}, nil
-			},
-			NewErr: func(conn *zk.Conn, path string) error {
-				_, err := reentrant.New(conn, path, reentrant.WithCountMode(mode))
-				return err
-			},
-			Errors: locktest.Errors{
-				BadPath:       reentrant.ErrBadPath,
-				NilConn:       reentrant.ErrNilConn,
-				Locked:        reentrant.ErrLocked,
-				NotLocked:     reentrant.ErrNotLocked,
-				Lost:          reentrant.ErrLockLost,
-				AlreadyLocked: reentrant.ErrAlreadyLocked,
-				BadOption:     reentrant.ErrBadOption,
 			},
 			FIFO:      true,
 			Reentrant: true,
 			Layout:    locktest.ChildrenOfPath,
-			NewLogged: func(conn *zk.Conn, path string, st time.Duration, l *slog.Logger) (zklocks.Locker, error) {
-				m, err := reentrant.New(conn, path, reentrant.WithSessionTimeout(st), reentrant.WithCountMode(mode),
-					reentrant.WithLogger(l))
-				if err != nil {
-					return nil, err
-				}
-				return contender{m, fmt.Sprintf("contender-%d", n.Add(1))}, nil
-			},
 		})
 	})
 }
 
 func TestNewChecksArguments(t *testing.T) {
 	_, err := reentrant.New(nil, "/a")
-	assert.ErrorIs(t, err, reentrant.ErrNilConn)
+	assert.ErrorIs(t, err, zklocks.ErrNilSession)
+	s := zktest.Connected(t) // New sends no request on it
 	for _, p := range []string{"", "a", "/a/", "//a", "/a/../b", "/zookeeper/x", "/a\x00b"} {
-		_, err := reentrant.New(&zk.Conn{}, p)
-		assert.ErrorIs(t, err, reentrant.ErrBadPath, "path %q", p)
+		_, err := reentrant.New(s, p)
+		assert.ErrorIs(t, err, zklocks.ErrBadPath, "path %q", p)
 	}
-	_, err = reentrant.New(&zk.Conn{}, "/a", reentrant.WithCountMode(reentrant.CountMode(9)))
-	assert.Error(t, err)
+	_, err = reentrant.New(s, "/a", reentrant.WithCountMode(reentrant.CountMode(9)))
+	assert.ErrorIs(t, err, zklocks.ErrBadOption)
 }
 
 func TestOwnerFrom(t *testing.T) {
@@ -211,7 +189,7 @@ func TestNestedDepth10(t *testing.T) {
 		assert.True(t, locktest.IsClosed(done), "Done closes at the last Unlock")
 		assert.Zero(t, m.Token())
 		assert.Zero(t, m.Count(ctx))
-		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+		assert.ErrorIs(t, m.Unlock(ctx), zklocks.ErrNotLocked)
 	})
 }
 
@@ -242,7 +220,7 @@ func TestNonOwner(t *testing.T) {
 		m := newMutex(t, conn, path, mode)
 		a, b := owner("a"), owner("b")
 
-		assert.ErrorIs(t, m.Unlock(a), reentrant.ErrNotLocked, "nothing held")
+		assert.ErrorIs(t, m.Unlock(a), zklocks.ErrNotLocked, "nothing held")
 		require.NoError(t, m.Lock(a))
 		require.NoError(t, m.Lock(a))
 		node, before, stat := theNode(t, raw, path)
@@ -251,14 +229,14 @@ func TestNonOwner(t *testing.T) {
 		err := m.Unlock(b)
 		assert.ErrorIs(t, err, reentrant.ErrNotOwner)
 		assert.EqualError(t, err, `reentrant: unlock `+path+`: not the owner: held by owner "a"`)
-		assert.ErrorIs(t, m.TryLock(b), reentrant.ErrLocked)
+		assert.ErrorIs(t, m.TryLock(b), zklocks.ErrLocked)
 
 		// Another Mutex (same session) and another session: not owners either.
 		other := newMutex(t, conn, path, mode)
-		assert.ErrorIs(t, other.Unlock(a), reentrant.ErrNotLocked, "a holds m, not other")
-		assert.ErrorIs(t, other.TryLock(b), reentrant.ErrLocked)
+		assert.ErrorIs(t, other.Unlock(a), zklocks.ErrNotLocked, "a holds m, not other")
+		assert.ErrorIs(t, other.TryLock(b), zklocks.ErrLocked)
 		far := newMutex(t, zktest.Connect(t), path, mode)
-		assert.ErrorIs(t, far.TryLock(a), reentrant.ErrLocked, "same owner name, other Mutex: a contender")
+		assert.ErrorIs(t, far.TryLock(a), zklocks.ErrLocked, "same owner name, other Mutex: a contender")
 
 		assert.Equal(t, 2, m.Count(a))
 		assert.Equal(t, token, m.Token())
@@ -385,7 +363,7 @@ func TestWaiterTakesOverAfterLoss(t *testing.T) {
 		assert.Equal(t, "b", h.Owner)
 
 		for range 2 {
-			assert.ErrorIs(t, m.Unlock(a), reentrant.ErrLockLost)
+			assert.ErrorIs(t, m.Unlock(a), zklocks.ErrLockLost)
 		}
 		assert.ErrorIs(t, m.Unlock(a), reentrant.ErrNotOwner, "nothing more owed: b holds it")
 		require.NoError(t, m.Unlock(b))
@@ -430,10 +408,10 @@ func TestReentryAfterLoss(t *testing.T) {
 		// The three Unlocks owed to the lost hold report the loss.
 		for range 3 {
 			err := m.Unlock(ctx)
-			assert.ErrorIs(t, err, reentrant.ErrLockLost)
+			assert.ErrorIs(t, err, zklocks.ErrLockLost)
 			assert.ErrorContains(t, err, "node deleted", "the reason stays in the message")
 		}
-		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+		assert.ErrorIs(t, m.Unlock(ctx), zklocks.ErrNotLocked)
 		assert.Zero(t, m.Token())
 	})
 }
@@ -446,7 +424,7 @@ func TestSessionExpiryAtDepth(t *testing.T) {
 		noLeaks(t)
 		conn := zktest.Connect(t, zktest.WithSessionTimeout(time.Second))
 		path := zktest.LockPath(t)
-		m, err := reentrant.New(conn, path, reentrant.WithCountMode(mode), reentrant.WithSessionTimeout(time.Second))
+		m, err := reentrant.New(zktest.Session(t, conn), path, reentrant.WithCountMode(mode))
 		require.NoError(t, err)
 		ctx := owner("a")
 		for range 3 {
@@ -458,10 +436,10 @@ func TestSessionExpiryAtDepth(t *testing.T) {
 		assert.Zero(t, m.Count(ctx))
 		for i := range 3 {
 			assert.Equal(t, token, m.Token(), "Token before owed Unlock %d: the lost hold's", i+1)
-			assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrLockLost)
+			assert.ErrorIs(t, m.Unlock(ctx), zklocks.ErrLockLost)
 		}
 		assert.Zero(t, m.Token(), "every owed Unlock has reported the loss")
-		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+		assert.ErrorIs(t, m.Unlock(ctx), zklocks.ErrNotLocked)
 		require.NoError(t, m.Lock(ctx))
 		assert.Greater(t, m.Token(), token)
 		require.NoError(t, m.Unlock(ctx))
@@ -492,11 +470,11 @@ func TestForeignWrite(t *testing.T) {
 			assert.Empty(t, zktest.Children(t, raw, path))
 			return
 		}
-		assert.ErrorIs(t, err, reentrant.ErrLockLost)
+		assert.ErrorIs(t, err, zklocks.ErrLockLost)
 		assert.ErrorIs(t, err, zk.ErrBadVersion)
 		assert.Empty(t, zktest.Children(t, raw, path), "the hold we no longer trust is removed")
-		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrLockLost, "the outer Lock's Unlock")
-		assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+		assert.ErrorIs(t, m.Unlock(ctx), zklocks.ErrLockLost, "the outer Lock's Unlock")
+		assert.ErrorIs(t, m.Unlock(ctx), zklocks.ErrNotLocked)
 	})
 }
 
@@ -517,7 +495,7 @@ func TestCountWriteSurvivesBlip(t *testing.T) {
 	conn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(session))
 	raw := zktest.Connect(t)
 	path := zktest.LockPath(t)
-	m, err := reentrant.New(conn, path, reentrant.WithCountMode(reentrant.InNode), reentrant.WithSessionTimeout(session))
+	m, err := reentrant.New(zktest.Session(t, conn), path, reentrant.WithCountMode(reentrant.InNode))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(owner("a"), 30*time.Second)
 	defer cancel()
@@ -547,7 +525,7 @@ func TestCountWriteSurvivesBlip(t *testing.T) {
 	require.Equal(t, sid, conn.SessionID(), "the session survived the cuts")
 	require.NoError(t, m.Unlock(ctx))
 	assert.Empty(t, zktest.Children(t, raw, path))
-	assert.ErrorIs(t, m.Unlock(ctx), reentrant.ErrNotLocked)
+	assert.ErrorIs(t, m.Unlock(ctx), zklocks.ErrNotLocked)
 }
 
 // A second Lock by an owner whose first Lock is still waiting is refused.
@@ -563,8 +541,8 @@ func TestSameOwnerWhileAcquiring(t *testing.T) {
 	got := make(chan error, 1)
 	go func() { got <- m.Lock(ctx) }()
 	require.Eventually(t, func() bool { return len(zktest.Children(t, conn, path)) == 2 }, 5*time.Second, 10*time.Millisecond)
-	assert.ErrorIs(t, m.Lock(owner("a")), reentrant.ErrAlreadyLocked)
-	assert.ErrorIs(t, m.Unlock(owner("a")), reentrant.ErrNotLocked)
+	assert.ErrorIs(t, m.Lock(owner("a")), zklocks.ErrAlreadyLocked)
+	assert.ErrorIs(t, m.Unlock(owner("a")), zklocks.ErrNotLocked)
 	cancel()
 	assert.ErrorIs(t, <-got, context.Canceled)
 	require.NoError(t, holder.Unlock(owner("x")))
@@ -603,7 +581,7 @@ func TestContendersShowHolders(t *testing.T) {
 	go func() { got <- w.Lock(ctx) }()
 	require.Eventually(t, func() bool { return len(zktest.Children(t, raw, path)) == 2 }, 5*time.Second, 10*time.Millisecond)
 
-	cs, err := sequential.Contenders(context.Background(), raw, path)
+	cs, err := sequential.Contenders(context.Background(), zktest.Session(t, raw), path)
 	require.NoError(t, err)
 	require.Len(t, cs, 2)
 	var got0, got1 reentrant.Holder

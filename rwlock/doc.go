@@ -78,7 +78,7 @@
 // (its session expired), or released by a racing Unlock, fails the
 // downgrade with ErrDowngrade instead (TestDowngradeRefusedAfterTheWriteHoldWasLost).
 // RLock while this Mutex's own Lock still waits is refused with
-// ErrAlreadyLocked: the read node could come first, and the writer would
+// zklocks.ErrAlreadyLocked: the read node could come first, and the writer would
 // wait for its own reader.
 //
 // Upgrading, Lock while this Mutex reads, is refused with ErrUpgrade: the

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/rwlock"
@@ -30,7 +31,7 @@ func TestDowngradeKeepsWritersOut(t *testing.T) {
 
 	// This is what CURATOR-621 got wrong: the waiting writer must not hold
 	// while the downgraded reader does.
-	require.ErrorIs(t, c.TryLock(ctx), rwlock.ErrLocked, "TryLock beside the downgraded reader")
+	require.ErrorIs(t, c.TryLock(ctx), zklocks.ErrLocked, "TryLock beside the downgraded reader")
 	requireWaiting(t, bres, "the writer queued behind the downgraded reader")
 	require.NoError(t, a.RUnlock(ctx))
 	requireAcquired(t, bres, "the writer, once the downgraded reader left")
@@ -43,7 +44,7 @@ func TestDowngradeRefusedWhileAnotherWriterWaits(t *testing.T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	conn := zktest.Connect(t)
-	a, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(sessionTimeout))
+	a, err := rwlock.New(zktest.Session(t, conn), path)
 	require.NoError(t, err)
 	b := newMutex(t, path)
 	require.NoError(t, a.Lock(ctx))
@@ -52,7 +53,7 @@ func TestDowngradeRefusedWhileAnotherWriterWaits(t *testing.T) {
 
 	err = a.RLock(ctx)
 	require.ErrorIs(t, err, rwlock.ErrDowngrade)
-	require.ErrorIs(t, err, rwlock.ErrLocked)
+	require.ErrorIs(t, err, zklocks.ErrLocked)
 	assert.Equal(t, []string{a.Writer().Node()}, ownNodes(t, conn, path), "a's nodes after the refused downgrade")
 	assert.Zero(t, a.Reader().Token())
 
@@ -66,7 +67,7 @@ func TestUpgradeRefused(t *testing.T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	conn := zktest.Connect(t)
-	a, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(sessionTimeout))
+	a, err := rwlock.New(zktest.Session(t, conn), path)
 	require.NoError(t, err)
 	require.NoError(t, a.RLock(ctx))
 
@@ -91,13 +92,13 @@ func TestUpgradeRefused(t *testing.T) {
 func TestSidesKeepTheirOwnState(t *testing.T) {
 	ctx := testContext(t, 20*time.Second)
 	a := newMutex(t, zktest.LockPath(t))
-	require.ErrorIs(t, a.RUnlock(ctx), rwlock.ErrNotLocked)
+	require.ErrorIs(t, a.RUnlock(ctx), zklocks.ErrNotLocked)
 	require.NoError(t, a.RLock(ctx))
-	require.ErrorIs(t, a.RLock(ctx), rwlock.ErrAlreadyLocked)
-	require.ErrorIs(t, a.TryRLock(ctx), rwlock.ErrAlreadyLocked)
-	require.ErrorIs(t, a.Unlock(ctx), rwlock.ErrNotLocked, "Unlock of the write side while only reading")
+	require.ErrorIs(t, a.RLock(ctx), zklocks.ErrAlreadyLocked)
+	require.ErrorIs(t, a.TryRLock(ctx), zklocks.ErrAlreadyLocked)
+	require.ErrorIs(t, a.Unlock(ctx), zklocks.ErrNotLocked, "Unlock of the write side while only reading")
 	require.NoError(t, a.RUnlock(ctx))
-	require.ErrorIs(t, a.RUnlock(ctx), rwlock.ErrNotLocked, "second RUnlock")
+	require.ErrorIs(t, a.RUnlock(ctx), zklocks.ErrNotLocked, "second RUnlock")
 }
 
 // A write hold lost without Unlock (its session expired) can not be
@@ -107,7 +108,7 @@ func TestDowngradeRefusedAfterTheWriteHoldWasLost(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	conn := zktest.Connect(t, zktest.WithSessionTimeout(locktest.ExpirySessionTimeout))
-	a, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(locktest.ExpirySessionTimeout))
+	a, err := rwlock.New(zktest.Session(t, conn), path)
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	zktest.ExpireSession(t, conn)
@@ -115,9 +116,9 @@ func TestDowngradeRefusedAfterTheWriteHoldWasLost(t *testing.T) {
 
 	err = a.RLock(ctx)
 	require.ErrorIs(t, err, rwlock.ErrDowngrade)
-	require.ErrorIs(t, err, rwlock.ErrLockLost)
+	require.ErrorIs(t, err, zklocks.ErrLockLost)
 	assert.Empty(t, ownNodes(t, conn, path), "nodes after the refused downgrade")
-	require.ErrorIs(t, a.Unlock(ctx), rwlock.ErrLockLost)
+	require.ErrorIs(t, a.Unlock(ctx), zklocks.ErrLockLost)
 	require.NoError(t, a.RLock(ctx), "a plain RLock once the lost hold is released")
 	require.NoError(t, a.RUnlock(ctx))
 }
@@ -131,7 +132,7 @@ func TestRLockWhileLockWaitsIsRefused(t *testing.T) {
 	require.NoError(t, holder.Lock(ctx))
 	res := async(ctx, a.Lock)
 	waitWatching(t, a, a.Writer(), 0)
-	require.ErrorIs(t, a.RLock(ctx), rwlock.ErrAlreadyLocked)
+	require.ErrorIs(t, a.RLock(ctx), zklocks.ErrAlreadyLocked)
 	require.NoError(t, holder.Unlock(ctx))
 	requireAcquired(t, res, "the writer")
 	require.NoError(t, a.Unlock(ctx))

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 
 	"github.com/zklocks/zklocks/rwlock"
@@ -27,19 +25,19 @@ func ExampleMutex_RLock() {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	var conns []*zk.Conn
+	var sessions []*zklocks.Session
 	defer func() {
-		for _, c := range conns {
-			c.Close()
+		for _, s := range sessions {
+			s.Close()
 		}
 	}()
 	contender := func() *rwlock.Mutex { // one session, as one process has
-		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+		session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 		if err != nil {
 			panic(err)
 		}
-		conns = append(conns, conn)
-		m, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(sessionTimeout))
+		sessions = append(sessions, session)
+		m, err := rwlock.New(session, path)
 		if err != nil {
 			panic(err)
 		}
@@ -54,7 +52,7 @@ func ExampleMutex_RLock() {
 	for w.Writer().Node() == "" && ctx.Err() == nil { // until the writer has queued
 		time.Sleep(time.Millisecond)
 	}
-	fmt.Println("late reader locked out:", errors.Is(late.TryRLock(ctx), rwlock.ErrLocked))
+	fmt.Println("late reader locked out:", errors.Is(late.TryRLock(ctx), zklocks.ErrLocked))
 
 	readToken := r2.Reader().Token()
 	_ = r1.RUnlock(ctx)

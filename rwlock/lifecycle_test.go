@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/rwlock"
@@ -31,13 +32,13 @@ func TestReaderLifecycle(t *testing.T) {
 	t.Run("DoneOnSessionExpiry", func(t *testing.T) {
 		ctx := testContext(t, 20*time.Second)
 		conn := zktest.Connect(t, zktest.WithSessionTimeout(locktest.ExpirySessionTimeout))
-		r, err := rwlock.New(conn, zktest.LockPath(t), rwlock.WithSessionTimeout(locktest.ExpirySessionTimeout))
+		r, err := rwlock.New(zktest.Session(t, conn), zktest.LockPath(t))
 		require.NoError(t, err)
 		require.NoError(t, r.RLock(ctx))
 		zktest.ExpireSession(t, conn)
 		locktest.RequireClosedWithin(t, r.Reader().Done(), 5*time.Second, "after the session expired")
-		require.ErrorIs(t, r.Reader().Err(), rwlock.ErrLockLost)
-		require.ErrorIs(t, r.RUnlock(ctx), rwlock.ErrLockLost, "RUnlock of a lost hold")
+		require.ErrorIs(t, r.Reader().Err(), zklocks.ErrLockLost)
+		require.ErrorIs(t, r.RUnlock(ctx), zklocks.ErrLockLost, "RUnlock of a lost hold")
 	})
 	t.Run("CancelWhileWaitingLeavesNothing", func(t *testing.T) {
 		ctx := testContext(t, 20*time.Second)
@@ -45,7 +46,7 @@ func TestReaderLifecycle(t *testing.T) {
 		w := newMutex(t, path)
 		require.NoError(t, w.Lock(ctx))
 		conn := zktest.Connect(t)
-		r, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(sessionTimeout))
+		r, err := rwlock.New(zktest.Session(t, conn), path)
 		require.NoError(t, err)
 		rctx, cancel := context.WithCancel(ctx)
 		res := async(rctx, r.RLock)

@@ -4,31 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path"
 	"sync"
-	"time"
-
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
-	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/lockbase"
+	"github.com/zklocks/zklocks/internal/lockopt"
 	"github.com/zklocks/zklocks/internal/lockq"
-	"github.com/zklocks/zklocks/internal/oplog"
-	"github.com/zklocks/zklocks/internal/zkop"
-	"github.com/zklocks/zklocks/internal/zkpath"
 )
 
-// Errors returned by this package. Errors from ZooKeeper and from the
-// context are wrapped, so errors.Is works for them as well.
+// Errors of the read-write lock alone; it returns the module's shared
+// ones (zklocks.ErrLocked, ...) too.
 var (
-	ErrBadPath       = errors.New("invalid lock path")
-	ErrNilConn       = errors.New("nil connection")
-	ErrLocked        = errors.New("locked by another session")
-	ErrNotLocked     = errors.New("lock not held")
-	ErrLockLost      = errors.New("lock lost")
-	ErrAlreadyLocked = errors.New("already locked by this mutex")
-	ErrBadOption     = errors.New("invalid option")
 	// ErrUpgrade is Lock's answer while this Mutex holds the read lock
 	// (or is acquiring it): the write lock would wait for our own reader
 	// for ever. Release the read lock first.
@@ -40,52 +27,13 @@ var (
 	ErrDowngrade = errors.New("another writer is waiting: the write lock can not be downgraded")
 )
 
-// DefaultSessionTimeout is the session timeout assumed when
-// WithSessionTimeout is not given.
-const DefaultSessionTimeout = 10 * time.Second
-
-// Option configures a Mutex.
-type Option func(*options)
-
-type options struct {
-	acl            []zk.ACL
-	sessionTimeout time.Duration
-	data           []byte
-	logger         *slog.Logger
-	log            *oplog.Log // made from logger
-}
-
-// WithACL sets the ACL of the nodes the Mutex creates: its own nodes and
-// any missing parents. The default is zk.WorldACL(zk.PermAll).
-func WithACL(acl []zk.ACL) Option {
-	return func(o *options) { o.acl = acl }
-}
-
-// WithSessionTimeout tells the Mutex the session timeout its connection
-// was opened with (go-zookeeper does not expose it). It bounds clean-up
-// after a failed acquisition and says when a client cut off from the
-// ensemble must consider its holds lost. The default is
-// DefaultSessionTimeout.
-// A duration that is not positive makes New fail with ErrBadOption.
-func WithSessionTimeout(d time.Duration) Option {
-	return func(o *options) {
-		o.sessionTimeout = d
-	}
-}
-
 // WithData sets the data stored in the Mutex's nodes when they are
 // created, for example who the contender is.
-func WithData(data []byte) Option {
-	return func(o *options) { o.data = append([]byte(nil), data...) }
+func WithData(data []byte) zklocks.Option {
+	return func(o *lockopt.Options) { o.Set(optData, append([]byte(nil), data...)) }
 }
 
-// WithLogger makes the Mutex write its operation log to l: acquire, wait,
-// release, lost and abandon events of both sides, with the stable
-// messages and keys of the other locks in this module. nil, the default,
-// turns the log off.
-func WithLogger(l *slog.Logger) Option {
-	return func(o *options) { o.logger = l }
-}
+const optData = "rwlock.WithData"
 
 // Mutex is one contender for the read-write lock at one path: a writer
 // and a reader, each with at most one node in the lock's queue. Use one
@@ -100,34 +48,26 @@ func WithLogger(l *slog.Logger) Option {
 // other way round is refused (ErrUpgrade): a writer that waited for our
 // own reader would wait for ever.
 type Mutex struct {
-	path string
-	opts options
+	base *lockbase.Base
 	q    *lockq.Queue
 
 	mu   sync.Mutex
 	w, r side
 }
 
-// New returns a Mutex for the lock at path on conn. It checks its
+// New returns a Mutex for the lock at path on session s. It checks its
 // arguments and sends nothing to ZooKeeper; the lock path and its parents
 // are created by the first acquisition that finds them missing.
-func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
-	if conn == nil {
-		return nil, lockerr.Wrap("rwlock", "new", path, ErrNilConn)
+func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
+	var data []byte
+	b, err := lockbase.Open("rwlock", s, path, opts, func(o *lockopt.Options) error {
+		data, _ = lockopt.Take[[]byte](o, optData)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if err := zkpath.Validate(path); err != nil {
-		return nil, lockerr.Wrap("rwlock", "new", path, fmt.Errorf("%w: %v", ErrBadPath, err))
-	}
-	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: DefaultSessionTimeout}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.sessionTimeout <= 0 {
-		return nil, lockerr.Wrap("rwlock", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
-	}
-	o.log = oplog.New(o.logger, "rwlock", path)
-	cfg := lockq.Config{Data: o.data, ACL: o.acl, Lost: ErrLockLost}
-	m := &Mutex{path: path, opts: o, q: lockq.New(zkop.New(conn, o.sessionTimeout), path, cfg)}
+	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{Data: data, ACL: b.ACL, Lost: zklocks.ErrLockLost})}
 	m.w = side{m: m, slot: lockq.NewSlot(&m.mu, m.q)}
 	m.r = side{m: m, slot: lockq.NewSlot(&m.mu, m.q), read: true}
 	return m, nil
@@ -141,13 +81,13 @@ func (m *Mutex) begin(s *side, n *lockq.Node) error {
 	w := m.w.slot.HeldLocked()
 	switch {
 	case !s.slot.IdleLocked():
-		return ErrAlreadyLocked
+		return zklocks.ErrAlreadyLocked
 	case s == &m.w && !m.r.slot.IdleLocked():
 		return ErrUpgrade
 	case s == &m.r && m.w.slot.AcquiringLocked():
 		// Our read node could land ahead of our write node, and the write
 		// lock would then wait for our own reader.
-		return ErrAlreadyLocked
+		return zklocks.ErrAlreadyLocked
 	case s == &m.r && m.w.slot.LostLocked() != nil:
 		// A downgrade promises that no writer got in since our write; a
 		// lost write hold can not keep that promise.
@@ -163,38 +103,40 @@ func (m *Mutex) begin(s *side, n *lockq.Node) error {
 
 // Lock takes the write lock: it joins the queue and waits until no node
 // is ahead of its own. It returns ctx's error when ctx ends first,
-// ErrLockLost when its node vanishes while it waits, ErrAlreadyLocked
+// zklocks.ErrLockLost when its node vanishes while it waits, zklocks.ErrAlreadyLocked
 // when this Mutex holds the write lock or is acquiring it, and ErrUpgrade
 // while it holds or acquires the read lock. Whenever it fails, its node
 // is gone from the ensemble before it returns or, when the ensemble can
 // not be reached, is deleted in the background as soon as it can be.
-func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.w.acquire(ctx, true)) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.base.Fail("lock", m.w.acquire(ctx, true)) }
 
 // TryLock takes the write lock only if nobody is in the queue, without
-// waiting; it fails with ErrLocked otherwise.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.w.acquire(ctx, false)) }
+// waiting; it fails with zklocks.ErrLocked otherwise.
+func (m *Mutex) TryLock(ctx context.Context) error {
+	return m.base.Fail("trylock", m.w.acquire(ctx, false))
+}
 
 // Unlock releases the write lock by deleting its node. It returns
-// ErrNotLocked when the write lock is not held, and ErrLockLost when the
+// zklocks.ErrNotLocked when the write lock is not held, and zklocks.ErrLockLost when the
 // hold had already been lost. When the ensemble can not be reached the
 // delete goes on in the background, and Unlock returns nil.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.w.release(ctx)) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.w.release(ctx)) }
 
 // RLock takes the read lock: it joins the queue and waits until no
 // writer is ahead of its node (readers ahead of it do not count). While
 // this Mutex holds the write lock, RLock downgrades: it does not wait,
 // and fails with ErrDowngrade when another writer is already waiting.
 // Its other errors are Lock's, but for ErrUpgrade.
-func (m *Mutex) RLock(ctx context.Context) error { return m.fail("rlock", m.r.acquire(ctx, true)) }
+func (m *Mutex) RLock(ctx context.Context) error { return m.base.Fail("rlock", m.r.acquire(ctx, true)) }
 
 // TryRLock takes the read lock only if no writer is in the queue, without
-// waiting; it fails with ErrLocked otherwise.
+// waiting; it fails with zklocks.ErrLocked otherwise.
 func (m *Mutex) TryRLock(ctx context.Context) error {
-	return m.fail("tryrlock", m.r.acquire(ctx, false))
+	return m.base.Fail("tryrlock", m.r.acquire(ctx, false))
 }
 
 // RUnlock releases the read lock, as Unlock does the write lock.
-func (m *Mutex) RUnlock(ctx context.Context) error { return m.fail("runlock", m.r.release(ctx)) }
+func (m *Mutex) RUnlock(ctx context.Context) error { return m.base.Fail("runlock", m.r.release(ctx)) }
 
 // Writer returns the write side of m as a zklocks.Locker: Lock, TryLock
 // and Unlock are m's, Token and Done those of the write hold.
@@ -208,12 +150,7 @@ func (m *Mutex) Reader() *Side { return &Side{m: m, s: &m.r} }
 
 // Stats returns the requests m has sent and the watch events it has
 // received, both sides together.
-func (m *Mutex) Stats() zklocks.Stats { return m.q.Client().Stats() }
-
-// fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error {
-	return lockerr.Wrap("rwlock", op, m.path, lockerr.Lost(err, ErrLockLost))
-}
+func (m *Mutex) Stats() zklocks.Stats { return m.base.Stats() }
 
 // Side is the reader or the writer of a Mutex, as a zklocks.Locker.
 type Side struct {
@@ -260,7 +197,7 @@ func (v *Side) Token() int64 { return v.s.slot.Token() }
 // process: fence the resource with Token.
 func (v *Side) Done() <-chan struct{} { return v.s.slot.Done() }
 
-// Err returns why this side's last hold was lost, wrapped in ErrLockLost;
+// Err returns why this side's last hold was lost, wrapped in zklocks.ErrLockLost;
 // nil while it holds (and has not lost) the lock, after a plain release,
 // and before its first hold.
 func (v *Side) Err() error { return v.s.slot.Err() }

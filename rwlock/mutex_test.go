@@ -2,7 +2,6 @@ package rwlock_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -15,42 +14,20 @@ import (
 	"github.com/zklocks/zklocks/rwlock"
 )
 
-var errs = locktest.Errors{
-	BadPath:       rwlock.ErrBadPath,
-	NilConn:       rwlock.ErrNilConn,
-	Locked:        rwlock.ErrLocked,
-	NotLocked:     rwlock.ErrNotLocked,
-	Lost:          rwlock.ErrLockLost,
-	AlreadyLocked: rwlock.ErrAlreadyLocked,
-	BadOption:     rwlock.ErrBadOption,
-}
-
 // The write lock is a mutex like the others: the whole conformance suite
 // runs against the writer side.
 func TestConformance(t *testing.T) {
 	locktest.Run(t, locktest.Variant{
 		Name: "rwlock",
-		New: func(conn *zk.Conn, path string, st time.Duration) (zklocks.Locker, error) {
-			m, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(st))
+		New: func(s *zklocks.Session, path string, opts ...zklocks.Option) (zklocks.Locker, error) {
+			m, err := rwlock.New(s, path, opts...)
 			if err != nil {
 				return nil, err
 			}
 			return m.Writer(), nil
 		},
-		NewErr: func(conn *zk.Conn, path string) error {
-			_, err := rwlock.New(conn, path)
-			return err
-		},
-		Errors: errs,
 		FIFO:   true,
 		Layout: locktest.ChildrenOfPath,
-		NewLogged: func(conn *zk.Conn, path string, st time.Duration, l *slog.Logger) (zklocks.Locker, error) {
-			m, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(st), rwlock.WithLogger(l))
-			if err != nil {
-				return nil, err
-			}
-			return m.Writer(), nil
-		},
 	})
 }
 
@@ -59,7 +36,7 @@ const sessionTimeout = zktest.DefaultSessionTimeout
 // newMutex is one contender: a session of its own and a Mutex on it.
 func newMutex(t *testing.T, path string) *rwlock.Mutex {
 	t.Helper()
-	m, err := rwlock.New(zktest.Connect(t), path, rwlock.WithSessionTimeout(sessionTimeout))
+	m, err := rwlock.New(zktest.Connected(t), path)
 	require.NoError(t, err)
 	return m
 }

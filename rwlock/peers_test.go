@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/internal/zktest"
-	"github.com/zklocks/zklocks/rwlock"
 )
 
 // plant creates an ephemeral sequential node named prefix<seq> under
@@ -55,13 +55,13 @@ func TestNamesOfOtherClients(t *testing.T) {
 			plant(t, zktest.Connect(t), path, tc.prefix)
 			m := newMutex(t, path)
 
-			require.ErrorIs(t, m.TryLock(ctx), rwlock.ErrLocked, "TryLock: every contender blocks a writer")
+			require.ErrorIs(t, m.TryLock(ctx), zklocks.ErrLocked, "TryLock: every contender blocks a writer")
 			err := m.TryRLock(ctx)
 			if tc.reader {
 				require.NoError(t, err, "TryRLock beside a reader")
 				require.NoError(t, m.RUnlock(ctx))
 			} else {
-				require.ErrorIs(t, err, rwlock.ErrLocked, "TryRLock: a writer blocks a reader")
+				require.ErrorIs(t, err, zklocks.ErrLocked, "TryRLock: a writer blocks a reader")
 			}
 		})
 	}

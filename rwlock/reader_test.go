@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/rwlock"
@@ -46,7 +47,7 @@ func TestReaderWaitsForTheWriterAhead(t *testing.T) {
 	res := async(ctx, r.RLock)
 	waitWatching(t, r, r.Reader(), 0)
 	requireWaiting(t, res, "RLock behind a writer")
-	require.ErrorIs(t, other.TryRLock(ctx), rwlock.ErrLocked, "TryRLock while a writer holds")
+	require.ErrorIs(t, other.TryRLock(ctx), zklocks.ErrLocked, "TryRLock while a writer holds")
 
 	require.NoError(t, w.Unlock(ctx))
 	requireAcquired(t, res, "RLock after the writer's Unlock")
@@ -59,7 +60,7 @@ func TestWriterWaitsForEveryReaderAhead(t *testing.T) {
 	r1, r2, w := newMutex(t, path), newMutex(t, path), newMutex(t, path)
 	require.NoError(t, r1.RLock(ctx))
 	require.NoError(t, r2.RLock(ctx))
-	require.ErrorIs(t, newMutex(t, path).TryLock(ctx), rwlock.ErrLocked, "TryLock while readers hold")
+	require.ErrorIs(t, newMutex(t, path).TryLock(ctx), zklocks.ErrLocked, "TryLock while readers hold")
 
 	res := async(ctx, w.Lock)
 	waitWatching(t, w, w.Writer(), 0)
@@ -86,7 +87,7 @@ func TestWriterIsNotStarvedByLaterReaders(t *testing.T) {
 
 	rres := async(ctx, r2.RLock)
 	waitWatching(t, r2, r2.Reader(), 0)
-	require.ErrorIs(t, newMutex(t, path).TryRLock(ctx), rwlock.ErrLocked, "TryRLock behind a waiting writer")
+	require.ErrorIs(t, newMutex(t, path).TryRLock(ctx), zklocks.ErrLocked, "TryRLock behind a waiting writer")
 	requireWaiting(t, rres, "RLock behind a waiting writer")
 
 	require.NoError(t, r1.RUnlock(ctx))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/lockq"
 )
 
@@ -64,15 +65,15 @@ func (s *side) acquire(ctx context.Context, wait bool) error {
 		return err
 	}
 	m := s.m
-	n := lockq.NewNode(m.opts.log)
+	n := lockq.NewNode(m.base.Log)
 	if err := m.begin(s, n); err != nil {
 		return err
 	}
 	downgrade := s.own != ""
-	return s.slot.Acquire(ctx, n, m.opts.log, ErrLocked, func() error {
+	return s.slot.Acquire(ctx, n, m.base.Log, zklocks.ErrLocked, func() error {
 		err := m.lock(ctx, s, n, wait && !downgrade)
 		switch {
-		case downgrade && errors.Is(err, ErrLocked):
+		case downgrade && errors.Is(err, zklocks.ErrLocked):
 			return fmt.Errorf("%w: %w", ErrDowngrade, err)
 		case downgrade && err == nil:
 			return m.writeHoldLasted(ctx, s.own)
@@ -88,7 +89,7 @@ func (s *side) acquire(ctx context.Context, wait bool) error {
 // applied before our create. Without it, an Unlock racing the downgrade,
 // or a write hold lost unnoticed, could let a writer in and out first.
 func (m *Mutex) writeHoldLasted(ctx context.Context, own string) error {
-	_, _, err := m.q.Client().Get(ctx, m.path+"/"+own)
+	_, _, err := m.q.Client().Get(ctx, m.base.Path+"/"+own)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return fmt.Errorf("%w: the write hold ended before the read lock was taken", ErrDowngrade)
@@ -102,7 +103,7 @@ func (m *Mutex) writeHoldLasted(ctx context.Context, own string) error {
 func (s *side) release(ctx context.Context) error {
 	held, err := s.slot.Release(ctx)
 	if !held {
-		return ErrNotLocked
+		return zklocks.ErrNotLocked
 	}
 	return err
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
 	"github.com/zklocks/zklocks"
 
 	"github.com/zklocks/zklocks/sequential"
@@ -23,29 +21,29 @@ import (
 func ExampleMutex_Lock() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	connect := func() *zklocks.Session { // one session, as one process has
+		session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 		if err != nil {
 			panic(err)
 		}
-		return conn
+		return session
 	}
-	connA := connect()
-	defer connA.Close()
-	connB := connect()
-	defer connB.Close()
+	sessionA := connect()
+	defer sessionA.Close()
+	sessionB := connect()
+	defer sessionB.Close()
 	// A program uses one fixed path; the random suffix keeps runs of this
 	// example against a shared ensemble apart.
 	path := "/locks/orders-" + rand.Text()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	a, err := sequential.New(connA, path, sequential.WithSessionTimeout(sessionTimeout))
+	a, err := sequential.New(sessionA, path)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	b, err := sequential.New(connB, path, sequential.WithSessionTimeout(sessionTimeout))
+	b, err := sequential.New(sessionB, path)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -89,30 +87,30 @@ func ExampleMutex_Lock() {
 func ExampleMutex_TryLock() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	connect := func() *zklocks.Session { // one session, as one process has
+		session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 		if err != nil {
 			panic(err)
 		}
-		return conn
+		return session
 	}
-	connA := connect()
-	defer connA.Close()
-	connB := connect()
-	defer connB.Close()
+	sessionA := connect()
+	defer sessionA.Close()
+	sessionB := connect()
+	defer sessionB.Close()
 	path := "/locks/reports-" + rand.Text() // random: runs of this example never meet
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
-	a, _ := sequential.New(connA, path, sequential.WithSessionTimeout(sessionTimeout))
-	b, _ := sequential.New(connB, path, sequential.WithSessionTimeout(sessionTimeout))
+	a, _ := sequential.New(sessionA, path)
+	b, _ := sequential.New(sessionB, path)
 
 	if err := a.TryLock(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}
 	err := b.TryLock(ctx)
-	fmt.Println("b while a holds:", errors.Is(err, sequential.ErrLocked))
+	fmt.Println("b while a holds:", errors.Is(err, zklocks.ErrLocked))
 
 	if err := a.Unlock(ctx); err != nil {
 		fmt.Println(err)
@@ -132,15 +130,15 @@ func ExampleMutex_TryLock() {
 func ExampleContenders() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	connect := func() *zklocks.Session { // one session, as one process has
+		session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 		if err != nil {
 			panic(err)
 		}
-		return conn
+		return session
 	}
-	conn := connect() // the inspection tool's session
-	defer conn.Close()
+	session := connect() // the inspection tool's session
+	defer session.Close()
 	path := "/locks/invoices-" + rand.Text() // random: runs of this example never meet
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -150,8 +148,7 @@ func ExampleContenders() {
 	for i, who := range []string{"alice", "bob", "carol"} {
 		c := connect()
 		defer c.Close()
-		m, _ := sequential.New(c, path, sequential.WithSessionTimeout(sessionTimeout),
-			sequential.WithData([]byte(who)))
+		m, _ := sequential.New(c, path, sequential.WithData([]byte(who)))
 		if i == 0 {
 			if err := m.Lock(ctx); err != nil {
 				fmt.Println(err)
@@ -167,7 +164,7 @@ func ExampleContenders() {
 		go func() { res <- m.Lock(wctx) }()
 		// Let this one queue before the next one comes.
 		for {
-			q, err := sequential.Contenders(ctx, conn, path)
+			q, err := sequential.Contenders(ctx, session, path)
 			if err != nil {
 				fmt.Println(err)
 				return
@@ -179,7 +176,7 @@ func ExampleContenders() {
 		}
 	}
 
-	q, err := sequential.Contenders(ctx, conn, path)
+	q, err := sequential.Contenders(ctx, session, path)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -209,15 +206,15 @@ func ExampleContenders() {
 func ExampleWithLogger() {
 	const sessionTimeout = 15 * time.Second
 	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
-	connect := func() *zk.Conn { // one session, as one process has
-		conn, _, err := zklocks.Connect(servers, sessionTimeout, zk.WithLogInfo(false))
+	connect := func() *zklocks.Session { // one session, as one process has
+		session, err := zklocks.Connect(context.Background(), servers, sessionTimeout, zklocks.WithZKLogger(nil))
 		if err != nil {
 			panic(err)
 		}
-		return conn
+		return session
 	}
-	conn := connect()
-	defer conn.Close()
+	session := connect()
+	defer session.Close()
 	admin := connect() // an operator's session
 	defer admin.Close()
 	path := "/locks/payments-" + rand.Text() // random: runs of this example never meet
@@ -232,7 +229,7 @@ func ExampleWithLogger() {
 		return slog.Attr{} // dropped
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: stable}))
-	m, err := sequential.New(conn, path, sequential.WithSessionTimeout(sessionTimeout), sequential.WithLogger(logger))
+	m, err := sequential.New(session, path, zklocks.WithLogger(logger))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -251,13 +248,13 @@ func ExampleWithLogger() {
 		fmt.Println(err)
 		return
 	}
-	if err := admin.Delete(m.Node(), -1); err != nil { // an operator removes the lock by hand
+	if err := admin.Conn().Delete(m.Node(), -1); err != nil { // an operator removes the lock by hand
 		fmt.Println(err)
 		return
 	}
 	<-m.Done() // the lost event is written before Done closes
 	err = m.Unlock(ctx)
-	fmt.Println("Unlock reports the loss:", errors.Is(err, sequential.ErrLockLost))
+	fmt.Println("Unlock reports the loss:", errors.Is(err, zklocks.ErrLockLost))
 	// Output:
 	// level=INFO msg=acquire lock=sequential
 	// level=INFO msg=release lock=sequential

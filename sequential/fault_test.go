@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/sequential"
 )
@@ -110,7 +111,7 @@ func newFaultClient(t *testing.T, path string, timeout time.Duration) faultClien
 	cut := zktest.NewCutter()
 	tw := newTripwire(cut.Dialer())
 	conn := zktest.Connect(t, zktest.WithDialer(tw.Dial), zktest.WithSessionTimeout(timeout))
-	m, err := sequential.New(conn, path, sequential.WithSessionTimeout(timeout))
+	m, err := sequential.New(zktest.Session(t, conn), path)
 	require.NoError(t, err)
 	return faultClient{conn: conn, cut: cut, tw: tw, m: m}
 }
@@ -368,7 +369,7 @@ func TestUnlockWhileCutOff(t *testing.T) {
 			require.NoError(t, err)
 			assert.False(t, ok)
 			require.NoError(t, w.m.Unlock(ctx))
-			require.True(t, errors.Is(h.m.Unlock(ctx), sequential.ErrNotLocked))
+			require.True(t, errors.Is(h.m.Unlock(ctx), zklocks.ErrNotLocked))
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -27,31 +26,15 @@ const sessionTimeout = zktest.DefaultSessionTimeout
 func TestConformance(t *testing.T) {
 	locktest.Run(t, locktest.Variant{
 		Name: "sequential",
-		New: func(conn *zk.Conn, path string, st time.Duration) (zklocks.Locker, error) {
-			m, err := sequential.New(conn, path, sequential.WithSessionTimeout(st))
+		New: func(s *zklocks.Session, path string, opts ...zklocks.Option) (zklocks.Locker, error) {
+			m, err := sequential.New(s, path, opts...)
 			if err != nil {
 				return nil, err
 			}
 			return m, nil
 		},
-		NewErr: func(conn *zk.Conn, path string) error {
-			_, err := sequential.New(conn, path)
-			return err
-		},
-		Errors: locktest.Errors{
-			BadPath:       sequential.ErrBadPath,
-			NilConn:       sequential.ErrNilConn,
-			Locked:        sequential.ErrLocked,
-			NotLocked:     sequential.ErrNotLocked,
-			Lost:          sequential.ErrLockLost,
-			AlreadyLocked: sequential.ErrAlreadyLocked,
-			BadOption:     sequential.ErrBadOption,
-		},
 		FIFO:   true,
 		Layout: locktest.ChildrenOfPath,
-		NewLogged: func(conn *zk.Conn, path string, st time.Duration, l *slog.Logger) (zklocks.Locker, error) {
-			return sequential.New(conn, path, sequential.WithSessionTimeout(st), sequential.WithLogger(l))
-		},
 	})
 }
 
@@ -61,10 +44,10 @@ type contender struct {
 	m    *sequential.Mutex
 }
 
-func newContender(t *testing.T, path string, opts ...sequential.Option) contender {
+func newContender(t *testing.T, path string, opts ...zklocks.Option) contender {
 	t.Helper()
 	conn := zktest.Connect(t)
-	m, err := sequential.New(conn, path, append([]sequential.Option{sequential.WithSessionTimeout(sessionTimeout)}, opts...)...)
+	m, err := sequential.New(zktest.Session(t, conn), path, opts...)
 	require.NoError(t, err)
 	return contender{conn: conn, m: m}
 }
@@ -97,7 +80,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // queueLen counts the contenders on path (children with a sequence suffix).
 func queueLen(t *testing.T, conn *zk.Conn, path string) int {
 	t.Helper()
-	q, err := sequential.Contenders(t.Context(), conn, path)
+	q, err := sequential.Contenders(t.Context(), zktest.Session(t, conn), path)
 	require.NoError(t, err)
 	return len(q)
 }
@@ -177,7 +160,7 @@ func TestFIFO(t *testing.T) {
 		}()
 	}
 	waitFor(t, 10*time.Second, "all waiters queued", func() bool { return queueLen(t, h.conn, path) == n+1 })
-	q, err := sequential.Contenders(ctx, h.conn, path)
+	q, err := sequential.Contenders(ctx, zktest.Session(t, h.conn), path)
 	require.NoError(t, err)
 	var created []string
 	for _, c := range q[1:] {
@@ -218,11 +201,11 @@ func TestForeignChildren(t *testing.T) {
 	require.NoError(t, err)
 
 	err = c.m.TryLock(ctx)
-	require.ErrorIs(t, err, sequential.ErrLocked, "TryLock behind a kazoo holder")
+	require.ErrorIs(t, err, zklocks.ErrLocked, "TryLock behind a kazoo holder")
 
 	res := lockAsync(ctx, c.m)
 	waitQueued(t, c.m, c.conn)
-	q, err := sequential.Contenders(ctx, fresh(t, admin), path)
+	q, err := sequential.Contenders(ctx, zktest.Session(t, fresh(t, admin)), path)
 	require.NoError(t, err)
 	require.Len(t, q, 3, "non-contender children must not be listed")
 	assert.Equal(t, []string{kazooNode, curatorNode, c.m.Node()}, []string{q[0].Node, q[1].Node, q[2].Node})
@@ -319,7 +302,7 @@ func TestNodeDeletedWhileWaiting(t *testing.T) {
 
 	select {
 	case err := <-res:
-		require.ErrorIs(t, err, sequential.ErrLockLost)
+		require.ErrorIs(t, err, zklocks.ErrLockLost)
 		require.ErrorIs(t, err, hold.ErrNodeDeleted)
 		t.Logf("Lock: %v", err)
 	case <-time.After(sessionTimeout + time.Second):
@@ -347,14 +330,14 @@ func TestLossAndUnlock(t *testing.T) {
 	require.NoError(t, h.m.Err())
 	require.NoError(t, admin.Delete(h.m.Node(), -1))
 	locktest.RequireClosedWithin(t, h.m.Done(), sessionTimeout+time.Second, "after the node was deleted")
-	require.ErrorIs(t, h.m.Err(), sequential.ErrLockLost)
+	require.ErrorIs(t, h.m.Err(), zklocks.ErrLockLost)
 	require.ErrorIs(t, h.m.Err(), hold.ErrNodeDeleted)
-	require.ErrorIs(t, h.m.Lock(ctx), sequential.ErrAlreadyLocked, "Unlock must come first")
+	require.ErrorIs(t, h.m.Lock(ctx), zklocks.ErrAlreadyLocked, "Unlock must come first")
 	err := h.m.Unlock(ctx)
-	require.ErrorIs(t, err, sequential.ErrLockLost)
+	require.ErrorIs(t, err, zklocks.ErrLockLost)
 	require.ErrorIs(t, err, hold.ErrNodeDeleted)
-	require.ErrorIs(t, h.m.Err(), sequential.ErrLockLost, "Err keeps the reason after Unlock")
-	require.ErrorIs(t, h.m.Unlock(ctx), sequential.ErrNotLocked)
+	require.ErrorIs(t, h.m.Err(), zklocks.ErrLockLost, "Err keeps the reason after Unlock")
+	require.ErrorIs(t, h.m.Unlock(ctx), zklocks.ErrNotLocked)
 
 	require.NoError(t, h.m.Lock(ctx))
 	require.NoError(t, h.m.Err())
@@ -398,13 +381,13 @@ func TestContenders(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	admin := zktest.Connect(t)
-	q, err := sequential.Contenders(ctx, admin, path)
+	q, err := sequential.Contenders(ctx, zktest.Session(t, admin), path)
 	require.NoError(t, err)
 	assert.Empty(t, q)
-	_, err = sequential.Contenders(ctx, admin, "relative")
-	require.ErrorIs(t, err, sequential.ErrBadPath)
+	_, err = sequential.Contenders(ctx, zktest.Session(t, admin), "relative")
+	require.ErrorIs(t, err, zklocks.ErrBadPath)
 	_, err = sequential.Contenders(ctx, nil, path)
-	require.ErrorIs(t, err, sequential.ErrNilConn)
+	require.ErrorIs(t, err, zklocks.ErrNilSession)
 
 	var cs []contender
 	for i := range 3 {

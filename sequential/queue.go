@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/zkop"
@@ -38,22 +39,22 @@ type Contender struct {
 // read are left out too, so the answer is a snapshot that may already be
 // stale when it returns; it is meant for tools that inspect a lock, not
 // for deciding who holds it.
-func Contenders(ctx context.Context, conn *zk.Conn, path string) ([]Contender, error) {
-	if conn == nil {
-		return nil, lockerr.Wrap("sequential", "contenders", path, ErrNilConn)
+func Contenders(ctx context.Context, s *zklocks.Session, path string) ([]Contender, error) {
+	if s == nil {
+		return nil, lockerr.Wrap("sequential", "contenders", path, zklocks.ErrNilSession)
 	}
 	if err := zkpath.Validate(path); err != nil {
-		return nil, lockerr.Wrap("sequential", "contenders", path, fmt.Errorf("%w: %v", ErrBadPath, err))
+		return nil, lockerr.Wrap("sequential", "contenders", path, fmt.Errorf("%w: %v", zklocks.ErrBadPath, err))
 	}
-	cs, err := contenders(ctx, zkop.New(conn, DefaultSessionTimeout), path)
+	cs, err := contenders(ctx, zkop.New(s.Conn(), s.Timeout()), path)
 	return cs, lockerr.Wrap("sequential", "contenders", path, err)
 }
 
 // Contenders is the package function Contenders for this Mutex's lock
 // path, counted in its Stats.
 func (m *Mutex) Contenders(ctx context.Context) ([]Contender, error) {
-	cs, err := contenders(ctx, m.q.Client(), m.path)
-	return cs, m.fail("contenders", err)
+	cs, err := contenders(ctx, m.q.Client(), m.base.Path)
+	return cs, m.base.Fail("contenders", err)
 }
 
 // maxParallelReads bounds the reads Contenders keeps in flight at once.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/zklocks/zklocks"
 )
 
 // LockTimeout calls an error the wait bound's only when it is the bound's
@@ -14,7 +16,7 @@ import (
 func TestBoundPassedNamesOnlyTheBoundsOwnDeadline(t *testing.T) {
 	const d = 2 * time.Second
 	deadline := fmt.Errorf("wait: %w", context.DeadlineExceeded)
-	lost := fmt.Errorf("%w: our node was deleted", ErrLockLost)
+	lost := fmt.Errorf("%w: our node was deleted", zklocks.ErrLockLost)
 	for _, tc := range []struct {
 		name        string
 		err, cause  error
@@ -28,9 +30,9 @@ func TestBoundPassedNamesOnlyTheBoundsOwnDeadline(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := boundPassed(tc.err, tc.cause, d)
-			if errors.Is(got, ErrWaitTimeout) != tc.wantTimeout || errors.Is(got, ErrLockLost) != tc.wantLost {
-				t.Errorf("boundPassed(%v, cause %v) = %v; ErrWaitTimeout %v (want %v), ErrLockLost %v (want %v)",
-					tc.err, tc.cause, got, errors.Is(got, ErrWaitTimeout), tc.wantTimeout, errors.Is(got, ErrLockLost), tc.wantLost)
+			if errors.Is(got, ErrWaitTimeout) != tc.wantTimeout || errors.Is(got, zklocks.ErrLockLost) != tc.wantLost {
+				t.Errorf("boundPassed(%v, cause %v) = %v; ErrWaitTimeout %v (want %v), zklocks.ErrLockLost %v (want %v)",
+					tc.err, tc.cause, got, errors.Is(got, ErrWaitTimeout), tc.wantTimeout, errors.Is(got, zklocks.ErrLockLost), tc.wantLost)
 			}
 			if tc.err == nil && got != nil {
 				t.Errorf("boundPassed(nil) = %v", got)

@@ -138,7 +138,7 @@
 // BadVersion: exactly one eviction, counted by Evictions. The evicted
 // holder's Done closes (the hold monitor sees its node deleted, and the
 // next renewal finds it gone) and Err is ErrEvicted, which is also
-// ErrLockLost.
+// zklocks.ErrLockLost.
 //
 // One waiter judges the head: the first in the queue that speaks leases,
 // which is the one right behind the head, or one whose predecessor

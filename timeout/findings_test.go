@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/sequential"
@@ -137,7 +138,7 @@ func TestHungRenewalDoesNotDelayDone(t *testing.T) {
 	defer w.ReleaseDials() // before the connection's own clean-up closes it
 	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(st))
 	path := zktest.LockPath(t)
-	m := newMutex(t, conn, path, timeout.WithLease(lease), timeout.WithSessionTimeout(st))
+	m := newMutex(t, conn, path, timeout.WithLease(lease))
 	if err := m.Lock(ctx); err != nil {
 		t.Fatalf("Lock: %v", err)
 	}
@@ -152,7 +153,7 @@ func TestHungRenewalDoesNotDelayDone(t *testing.T) {
 	locktest.RequireClosedWithin(t, queue, lease+st, "the sequential hold of a holder cut off at a renewal")
 	locktest.RequireClosedWithin(t, m.Done(), 500*time.Millisecond, "the timeout hold, once its sequential hold has ended")
 	w.ReleaseDials()
-	if err := m.Unlock(ctx); !errors.Is(err, timeout.ErrLockLost) {
+	if err := m.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
 		t.Errorf("Unlock after the hold was given up: %v, want ErrLockLost", err)
 	}
 }
@@ -217,7 +218,7 @@ func TestWaiterBehindANonLeaseContenderJudges(t *testing.T) {
 	raw := zktest.Connect(t)
 	path := zktest.LockPath(t)
 	head := leaseHolder(t, ctx, path, "head")
-	seq, err := sequential.New(zktest.Connect(t), path, sequential.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	seq, err := sequential.New(zktest.Connected(t), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
@@ -136,7 +137,7 @@ func (h *leaseHold) stamp(ctx context.Context) error {
 	pause := 20 * time.Millisecond
 	for tries := 1; ; tries++ {
 		// Nothing is sent on a closed connection (zkop.AwaitSession).
-		err := h.m.client.AwaitSession(ctx, zkop.DialRound)
+		err := h.m.base.Client.AwaitSession(ctx, zkop.DialRound)
 		if err == nil {
 			sent := h.m.now()
 			if err = h.write(ctx, &h.m.stamps); err == nil {
@@ -164,16 +165,16 @@ func (h *leaseHold) write(ctx context.Context, sent *atomic.Int64) error {
 		// Synced: the write we are unsure of may not have reached the
 		// server we talk to now, and a stale version would fail the next
 		// write with BadVersion, which reads as an eviction.
-		_, stat, err := h.m.client.GetSynced(ctx, h.path)
+		_, stat, err := h.m.base.Client.GetSynced(ctx, h.path)
 		if err != nil {
 			return err
 		}
-		if sid := h.m.conn.SessionID(); stat.EphemeralOwner != sid {
+		if sid := h.m.base.Session.Conn().SessionID(); stat.EphemeralOwner != sid {
 			return fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", hold.ErrSessionExpired, h.path, stat.EphemeralOwner, sid)
 		}
 		h.ver = ver{stat.Version, true}
 	}
-	stat, err := h.m.client.SetCounted(ctx, h.path, h.data, h.ver.v, sent)
+	stat, err := h.m.base.Client.SetCounted(ctx, h.path, h.data, h.ver.v, sent)
 	if err != nil {
 		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 			h.ver.known = false // it may or may not have been applied
@@ -234,7 +235,7 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 	left := giveUpAt.Sub(h.m.now())
 	if left <= 0 {
 		return 0, fmt.Errorf("%w (%w): no renewal for %v",
-			ErrLockLost, ErrLeaseExpired, h.m.now().Sub(h.lastOK).Round(time.Millisecond))
+			zklocks.ErrLockLost, ErrLeaseExpired, h.m.now().Sub(h.lastOK).Round(time.Millisecond))
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, left)
 	defer cancel()
@@ -263,7 +264,7 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 	case isClosed(h.node.Monitor().Done()):
 		return 0, h.m.monitorLoss(h.node)
 	}
-	if lost := renewalLoss(err, h.m.conn.SessionID() != h.session); lost != nil {
+	if lost := renewalLoss(err, h.m.base.Session.Conn().SessionID() != h.session); lost != nil {
 		return 0, lost
 	}
 	// Connection trouble or a slow answer: try again soon, and no later
@@ -279,11 +280,11 @@ func (h *leaseHold) renew() (next time.Duration, lost error) {
 func renewalLoss(err error, sessionChanged bool) error {
 	switch {
 	case sessionChanged || errors.Is(err, hold.ErrSessionExpired) || errors.Is(err, zk.ErrSessionExpired):
-		return fmt.Errorf("%w: renewal: %w", ErrLockLost, hold.ErrSessionExpired)
+		return fmt.Errorf("%w: renewal: %w", zklocks.ErrLockLost, hold.ErrSessionExpired)
 	case errors.Is(err, zk.ErrNoNode):
-		return fmt.Errorf("%w (%w): renewal found the node gone: %w", ErrLockLost, ErrEvicted, err)
+		return fmt.Errorf("%w (%w): renewal found the node gone: %w", zklocks.ErrLockLost, ErrEvicted, err)
 	case errors.Is(err, zk.ErrBadVersion):
-		return fmt.Errorf("%w (%w): another client wrote our node: %w", ErrLockLost, ErrEvicted, err)
+		return fmt.Errorf("%w (%w): another client wrote our node: %w", zklocks.ErrLockLost, ErrEvicted, err)
 	}
 	return nil
 }
@@ -308,9 +309,9 @@ func (h *leaseHold) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), h.lease)
 	defer cancel()
 	h.m.drops.Add(1)
-	err := h.m.client.Delete(ctx, h.path, -1)
+	err := h.m.base.Client.Delete(ctx, h.path, -1)
 	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
-		h.m.client.DeleteLater(h.path, -1)
+		h.m.base.Client.DeleteLater(h.path, -1)
 	}
 }
 
@@ -401,7 +402,7 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 	data, st := w.PredData, w.PredStat
 	if head != w.Pred || st == nil {
 		var err error
-		if data, st, err = c.m.client.Get(ctx, c.head); err != nil {
+		if data, st, err = c.m.base.Client.Get(ctx, c.head); err != nil {
 			return c.failed(ctx, "read the head", err, true)
 		}
 	}
@@ -432,7 +433,7 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 		return c.failed(ctx, "write our node", err, false)
 	}
 	c.enterEpoch(pe, p)
-	data, st, err = c.m.client.Get(ctx, c.head)
+	data, st, err = c.m.base.Client.Get(ctx, c.head)
 	if err != nil {
 		return c.failed(ctx, "read the head", err, true)
 	}
@@ -454,11 +455,11 @@ func (c *checker) hook(ctx context.Context, w lockq.Wait) (time.Duration, error)
 	// the head has not renewed since the read above, and only for one of
 	// the waiters that race to do it.
 	c.m.evictTries.Add(1)
-	err = c.m.client.Delete(ctx, c.head, st.Version)
+	err = c.m.base.Client.Delete(ctx, c.head, st.Version)
 	switch {
 	case err == nil:
 		c.m.evictions.Add(1)
-		c.m.log.Evict(ctx, c.self, c.head, st.Czxid, lease, time.Duration(p-start-lease.Milliseconds())*time.Millisecond)
+		c.m.base.Log.Evict(ctx, c.self, c.head, st.Czxid, lease, time.Duration(p-start-lease.Milliseconds())*time.Millisecond)
 		return relistSoon, nil
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
 		return relistSoon, nil // released, renewed or evicted by another
@@ -517,7 +518,7 @@ func (c *checker) probe(ctx context.Context) (mtime, epoch int64, err error) {
 			return 0, 0, err
 		}
 	}
-	st, err := c.m.client.SetCounted(ctx, c.self, c.data, c.ver.v, &c.m.probes)
+	st, err := c.m.base.Client.SetCounted(ctx, c.self, c.data, c.ver.v, &c.m.probes)
 	if err != nil {
 		c.ver.known = false
 		return 0, 0, err
@@ -532,9 +533,9 @@ func (c *checker) probe(ctx context.Context) (mtime, epoch int64, err error) {
 // applied that probe, and its older version would fail our next write,
 // the "held" stamp included, with BadVersion.
 func (c *checker) readSelf(ctx context.Context) (*zk.Stat, error) {
-	get := c.m.client.Get
+	get := c.m.base.Client.Get
 	if !c.ver.known && c.anchored {
-		get = c.m.client.GetSynced
+		get = c.m.base.Client.GetSynced
 	}
 	_, st, err := get(ctx, c.self)
 	if err != nil {
@@ -564,11 +565,11 @@ func (c *checker) failed(ctx context.Context, what string, err error, onHead boo
 		// head that left just as ctx ended once came out as NoNode.)
 		return 0, ctx.Err()
 	case errors.Is(err, zk.ErrSessionExpired):
-		return 0, fmt.Errorf("%w: %s: %w", ErrLockLost, what, hold.ErrSessionExpired)
+		return 0, fmt.Errorf("%w: %s: %w", zklocks.ErrLockLost, what, hold.ErrSessionExpired)
 	case errors.Is(err, zk.ErrNoNode) && onHead:
 		return relistSoon, nil // the head left: the sequential lock lists again
 	case errors.Is(err, zk.ErrNoNode):
-		return 0, fmt.Errorf("%w: %s: our node is gone: %w", ErrLockLost, what, err)
+		return 0, fmt.Errorf("%w: %s: our node is gone: %w", zklocks.ErrLockLost, what, err)
 	case errors.Is(err, zk.ErrBadVersion):
 		return relistSoon, nil // version re-read on the next call
 	case zkop.Transient(err):

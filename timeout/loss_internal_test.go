@@ -7,11 +7,12 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 )
 
 // A failed renewal or lease check names the loss it really is: a session
-// that ended is not an eviction, and every loss is ErrLockLost.
+// that ended is not an eviction, and every loss is zklocks.ErrLockLost.
 func TestLossesAreNamedForWhatTheyAre(t *testing.T) {
 	for _, tc := range []struct {
 		name            string
@@ -31,8 +32,8 @@ func TestLossesAreNamedForWhatTheyAre(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.err()
-			if got := errors.Is(err, ErrLockLost); got != tc.lost {
-				t.Errorf("%v: ErrLockLost %v, want %v", err, got, tc.lost)
+			if got := errors.Is(err, zklocks.ErrLockLost); got != tc.lost {
+				t.Errorf("%v: zklocks.ErrLockLost %v, want %v", err, got, tc.lost)
 			}
 			if got := errors.Is(err, ErrEvicted); got != tc.evicted {
 				t.Errorf("%v: ErrEvicted %v, want %v", err, got, tc.evicted)

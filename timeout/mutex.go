@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,29 +12,20 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
-	"github.com/zklocks/zklocks/internal/lockerr"
+	"github.com/zklocks/zklocks/internal/lockbase"
+	"github.com/zklocks/zklocks/internal/lockopt"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/oplog"
-	"github.com/zklocks/zklocks/internal/zkop"
-	"github.com/zklocks/zklocks/internal/zkpath"
-	"github.com/zklocks/zklocks/sequential"
 )
 
-// Errors returned by this package, compared with errors.Is. Errors that
-// come from ZooKeeper also wrap go-zookeeper's error. A hold lost to its
-// lease is ErrLockLost and also ErrEvicted or ErrLeaseExpired.
+// Errors of the timeout lock alone; it returns the module's shared ones
+// (zklocks.ErrLocked, ...) too. A hold lost to its lease is
+// zklocks.ErrLockLost and also ErrEvicted or ErrLeaseExpired.
 var (
-	ErrBadPath       = errors.New("invalid lock path")
-	ErrNilConn       = errors.New("nil connection")
-	ErrLocked        = errors.New("locked by another session")
-	ErrNotLocked     = errors.New("lock not held")
-	ErrLockLost      = errors.New("lock lost")
-	ErrAlreadyLocked = errors.New("already locked by this mutex")
-	ErrBadOption     = errors.New("invalid option")
-	ErrBadLease      = errors.New("invalid lease")
-	ErrWaitTimeout   = errors.New("wait bound passed")
-	ErrEvicted       = errors.New("evicted")
-	ErrLeaseExpired  = errors.New("lease not renewed in time")
+	ErrBadLease     = errors.New("invalid lease")
+	ErrWaitTimeout  = errors.New("wait bound passed")
+	ErrEvicted      = errors.New("evicted")
+	ErrLeaseExpired = errors.New("lease not renewed in time")
 )
 
 // MinLease is the shortest lease WithLease accepts. A renewal every
@@ -45,31 +35,6 @@ var (
 // without a renewal, room for two renewals to fail in a row.
 const MinLease = 100 * time.Millisecond
 
-// Option configures a Mutex.
-type Option func(*options)
-
-type options struct {
-	acl            []zk.ACL
-	sessionTimeout time.Duration
-	lease          time.Duration
-	now            func() time.Time
-	logger         *slog.Logger
-}
-
-// WithACL sets the ACL of the lock's nodes (default zk.WorldACL(zk.PermAll)).
-func WithACL(acl []zk.ACL) Option { return func(o *options) { o.acl = acl } }
-
-// WithSessionTimeout tells the Mutex the session timeout conn was created
-// with (default sequential.DefaultSessionTimeout, 10s; go-zookeeper does
-// not expose it). It bounds clean-up retries and how long a cut-off client
-// keeps believing it holds the lock. A d <= 0 is ignored.
-// A duration that is not positive makes New fail with ErrBadOption.
-func WithSessionTimeout(d time.Duration) Option {
-	return func(o *options) {
-		o.sessionTimeout = d
-	}
-}
-
 // WithLease gives every hold of this Mutex a lease of d (whole
 // milliseconds, at least MinLease): the holder records d in its node,
 // renews the node every d/3 while it holds the lock, and waiters evict it
@@ -77,30 +42,29 @@ func WithSessionTimeout(d time.Duration) Option {
 // WithLease a hold lasts until Unlock or the end of the session, as in the
 // sequential lock; the Mutex still evicts other holders whose lease ran
 // out while it waits.
-func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
-
-// WithLogger makes the Mutex write its operation log to l: acquire,
-// wait, release, lost and abandon events, and evict when it evicts a
-// holder, with stable messages and keys (see "Operation log" in the
-// package doc). nil, the default, turns the log off; it then costs
-// nothing.
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+func WithLease(d time.Duration) zklocks.Option {
+	return func(o *lockopt.Options) { o.Set(optLease, d) }
+}
 
 // withClock replaces the local clock of the lease logic (test seam). The
 // clock is only ever used to schedule: decisions use ZooKeeper's clock.
-func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+func withClock(now func() time.Time) zklocks.Option {
+	return func(o *lockopt.Options) { o.Set(optClock, now) }
+}
+
+const (
+	optLease = "timeout.WithLease"
+	optClock = "timeout.withClock"
+)
 
 // Mutex is one contender for the lock at one path: the sequential lock
 // plus an acquire bound (LockTimeout) and an optional hold lease
 // (WithLease). Its methods are safe for concurrent use.
 type Mutex struct {
-	conn   *zk.Conn
-	path   string
-	opts   options
-	client *zkop.Client // every request: the queue's and the lease's
-	q      *lockq.Queue
-	now    func() time.Time
-	log    *oplog.Log // nil when off
+	base  *lockbase.Base // its client sends every request: the queue's and the lease's
+	q     *lockq.Queue
+	lease time.Duration // 0 without WithLease
+	now   func() time.Time
 
 	evictions  atomic.Int64 // eviction deletes that succeeded
 	evictTries atomic.Int64 // eviction deletes sent
@@ -124,30 +88,31 @@ type holding struct {
 	log   *oplog.Hold // nil when off
 }
 
-// New returns a Mutex for the lock at path. It checks its arguments and
-// sends no request.
-func New(conn *zk.Conn, path string, opts ...Option) (*Mutex, error) {
-	if conn == nil {
-		return nil, lockerr.Wrap("timeout", "new", path, ErrNilConn)
+// New returns a Mutex for the lock at path on session s. It checks its
+// arguments and sends no request.
+func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
+	m := &Mutex{now: time.Now}
+	b, err := lockbase.Open("timeout", s, path, opts, m.options,
+		oplog.Reason{Err: ErrEvicted, Name: oplog.ReasonEvicted},
+		oplog.Reason{Err: ErrLeaseExpired, Name: oplog.ReasonLeaseExpired})
+	if err != nil {
+		return nil, err
 	}
-	if err := zkpath.Validate(path); err != nil {
-		return nil, lockerr.Wrap("timeout", "new", path, fmt.Errorf("%w: %v", ErrBadPath, err))
+	m.base = b
+	m.q = lockq.New(b.Client, path, lockq.Config{Data: encodeLease(m.lease, false), ACL: b.ACL, Lost: zklocks.ErrLockLost})
+	return m, nil
+}
+
+// options takes the timeout lock's own options.
+func (m *Mutex) options(o *lockopt.Options) error {
+	m.lease, _ = lockopt.Take[time.Duration](o, optLease)
+	if now, ok := lockopt.Take[func() time.Time](o, optClock); ok {
+		m.now = now
 	}
-	o := options{acl: zk.WorldACL(zk.PermAll), sessionTimeout: sequential.DefaultSessionTimeout, now: time.Now}
-	for _, opt := range opts {
-		opt(&o)
+	if m.lease != 0 && (m.lease < MinLease || m.lease%time.Millisecond != 0) {
+		return fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, m.lease, MinLease)
 	}
-	if o.sessionTimeout <= 0 {
-		return nil, lockerr.Wrap("timeout", "new", path, fmt.Errorf("%w: session timeout %v (want the positive one the servers granted)", ErrBadOption, o.sessionTimeout))
-	}
-	if o.lease != 0 && (o.lease < MinLease || o.lease%time.Millisecond != 0) {
-		return nil, lockerr.Wrap("timeout", "new", path, fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, o.lease, MinLease))
-	}
-	c := zkop.New(conn, o.sessionTimeout)
-	q := lockq.New(c, path, lockq.Config{Data: encodeLease(o.lease, false), ACL: o.acl, Lost: ErrLockLost})
-	return &Mutex{conn: conn, path: path, opts: o, client: c, q: q, now: o.now,
-		log: oplog.New(o.logger, "timeout", path, oplog.Reason{Err: ErrEvicted, Name: oplog.ReasonEvicted},
-			oplog.Reason{Err: ErrLeaseExpired, Name: oplog.ReasonLeaseExpired})}, nil
+	return nil
 }
 
 var _ zklocks.Locker = (*Mutex)(nil)
@@ -159,11 +124,13 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // the package doc's lease argument). On any failure our node is deleted
 // before Lock returns (or, if the connection is down, in the background
 // until the session ends).
-func (m *Mutex) Lock(ctx context.Context) error { return m.fail("lock", m.acquire(ctx, true)) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.base.Fail("lock", m.acquire(ctx, true)) }
 
-// TryLock is Lock without waiting: it fails with ErrLocked when another
+// TryLock is Lock without waiting: it fails with zklocks.ErrLocked when another
 // contender holds the lock or is ahead of us in the queue.
-func (m *Mutex) TryLock(ctx context.Context) error { return m.fail("trylock", m.acquire(ctx, false)) }
+func (m *Mutex) TryLock(ctx context.Context) error {
+	return m.base.Fail("trylock", m.acquire(ctx, false))
+}
 
 // LockTimeout is Lock with a bound on the wait: after d it gives up,
 // deletes our node, and returns an error that is both ErrWaitTimeout and
@@ -179,7 +146,7 @@ func (m *Mutex) LockTimeout(ctx context.Context, d time.Duration) error {
 	if ctx.Err() == nil {
 		err = boundPassed(err, context.Cause(bounded), d)
 	}
-	return m.fail("lock", err)
+	return m.base.Fail("lock", err)
 }
 
 // boundPassed names the wait bound d as the reason of err when it is:
@@ -197,12 +164,12 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	lg := m.log.Attempt("", m.log.Now())
+	lg := m.base.Log.Attempt("", m.base.Log.Now())
 	n := lockq.NewNode(lg)
 	m.mu.Lock()
 	if m.acquiring != nil || m.cur != nil {
 		m.mu.Unlock()
-		return ErrAlreadyLocked
+		return zklocks.ErrAlreadyLocked
 	}
 	m.acquiring = n
 	m.mu.Unlock()
@@ -231,20 +198,20 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 // attempt's log, nil when off.
 func (m *Mutex) take(ctx context.Context, n *lockq.Node, wait bool, lg *oplog.Log) (*holding, error) {
 	start := lg.Now()
-	j := &checker{m: m, data: encodeLease(m.opts.lease, false), joined: m.now()}
+	j := &checker{m: m, data: encodeLease(m.lease, false), joined: m.now()}
 	if err := m.lock(ctx, n, wait, j); err != nil {
 		m.q.Abandon(ctx, n)
 		if j.lease != nil {
 			j.lease.cancel()
 		}
-		if lg != nil && !errors.Is(err, ErrLocked) {
+		if lg != nil && !errors.Is(err, zklocks.ErrLocked) {
 			lg.Abandon(ctx, n.Path(), start, err)
 		}
 		return nil, err
 	}
 	h := &holding{node: n, lease: j.lease}
 	if lg != nil {
-		h.log = lg.Acquire(ctx, n.Path(), n.Token(), m.conn.SessionID(), start)
+		h.log = lg.Acquire(ctx, n.Path(), n.Token(), m.base.Session.Conn().SessionID(), start)
 		if h.lease == nil {
 			n.Monitor().OnLoss(func(reason error) { h.log.Lost(context.Background(), reason) })
 		} else {
@@ -264,12 +231,12 @@ func (m *Mutex) take(ctx context.Context, n *lockq.Node, wait bool, lg *oplog.Lo
 // the record is written in the background, off the handoff's path; a
 // waiter that queued for longer waits for the record before Lock returns.
 func (m *Mutex) stamp(ctx context.Context, n *lockq.Node, j *checker) error {
-	if m.opts.lease == 0 {
+	if m.lease == 0 {
 		return nil
 	}
 	lctx, cancel := context.WithCancel(context.Background())
-	l := &leaseHold{m: m, node: n, path: n.Path(), data: encodeLease(m.opts.lease, true),
-		lease: m.opts.lease, ver: ver{0, true}, session: m.conn.SessionID(), lastOK: j.joined,
+	l := &leaseHold{m: m, node: n, path: n.Path(), data: encodeLease(m.lease, true),
+		lease: m.lease, ver: ver{0, true}, session: m.base.Session.Conn().SessionID(), lastOK: j.joined,
 		ctx: lctx, cancel: cancel, done: make(chan struct{}), exited: make(chan struct{})}
 	if j.self == l.path {
 		l.ver = j.ver // we waited, and our probes moved the version
@@ -283,17 +250,17 @@ func (m *Mutex) stamp(ctx context.Context, n *lockq.Node, j *checker) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, hold.ErrSessionExpired):
-		return fmt.Errorf("%w: stamping the lease: %w", ErrLockLost, err)
+		return fmt.Errorf("%w: stamping the lease: %w", zklocks.ErrLockLost, err)
 	}
 	return fmt.Errorf("stamping the lease: %w", err)
 }
 
-// Unlock releases the lock. It fails with ErrNotLocked when the Mutex
-// does not hold it, and with ErrLockLost when the hold was lost before
+// Unlock releases the lock. It fails with zklocks.ErrNotLocked when the Mutex
+// does not hold it, and with zklocks.ErrLockLost when the hold was lost before
 // Unlock (evicted, lease not renewed in time, node deleted, session
 // expired); the node is gone either way. After a loss, Unlock is also
 // what makes the Mutex ready for the next Lock, as in the sequential lock.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.fail("unlock", m.unlock(ctx)) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.unlock(ctx)) }
 
 func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Lock()
@@ -301,7 +268,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 	m.cur = nil
 	m.mu.Unlock()
 	if h == nil {
-		return ErrNotLocked
+		return zklocks.ErrNotLocked
 	}
 	if h.lease != nil {
 		h.lease.cancel()
@@ -316,7 +283,7 @@ func (m *Mutex) unlock(ctx context.Context) error {
 		}
 	}
 	err := m.q.Release(ctx, h.node)
-	if errors.Is(err, ErrLockLost) {
+	if errors.Is(err, zklocks.ErrLockLost) {
 		err = m.holdLoss(err)
 		h.log.Lost(ctx, err) // once: the monitor may have written it already
 		m.finish(err)
@@ -395,7 +362,7 @@ func (m *Mutex) Node() string {
 }
 
 // Lease returns the lease of this Mutex's holds, 0 for none.
-func (m *Mutex) Lease() time.Duration { return m.opts.lease }
+func (m *Mutex) Lease() time.Duration { return m.lease }
 
 // Evictions returns how many holders this Mutex has evicted while it
 // waited: its eviction deletes that succeeded.
@@ -403,7 +370,7 @@ func (m *Mutex) Evictions() int64 { return m.evictions.Load() }
 
 // Stats returns the ZooKeeper traffic of this Mutex so far: the queue's
 // requests plus the lease's stamps, renewals, checks and evictions.
-func (m *Mutex) Stats() zklocks.Stats { return m.client.Stats() }
+func (m *Mutex) Stats() zklocks.Stats { return m.base.Stats() }
 
 func (m *Mutex) doneOf(h *holding) <-chan struct{} {
 	if h.lease != nil {
@@ -424,7 +391,7 @@ func (m *Mutex) errOf(h *holding) error {
 // not (or was released).
 func (m *Mutex) monitorLoss(n *lockq.Node) error {
 	if err := n.Monitor().Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
-		return m.holdLoss(fmt.Errorf("%w: %w", ErrLockLost, err))
+		return m.holdLoss(fmt.Errorf("%w: %w", zklocks.ErrLockLost, err))
 	}
 	return nil
 }
@@ -432,7 +399,7 @@ func (m *Mutex) monitorLoss(n *lockq.Node) error {
 // holdLoss names a loss of our node: with a lease, a node deleted by
 // someone else while we held it is an eviction.
 func (m *Mutex) holdLoss(err error) error {
-	if m.opts.lease > 0 && errors.Is(err, hold.ErrNodeDeleted) {
+	if m.lease > 0 && errors.Is(err, hold.ErrNodeDeleted) {
 		return fmt.Errorf("%w: %w", ErrEvicted, err)
 	}
 	return err
@@ -442,10 +409,10 @@ func (m *Mutex) holdLoss(err error) error {
 // declares no lease again: that head may leave and a head with a lease
 // take its place without our predecessor changing.
 func (m *Mutex) idlePoll() time.Duration {
-	if m.opts.lease > 0 {
-		return m.opts.lease
+	if m.lease > 0 {
+		return m.lease
 	}
-	return m.opts.sessionTimeout
+	return m.base.Session.Timeout()
 }
 
 // waitUnpaused blocks while renewals are paused (test seam). It returns
@@ -485,11 +452,6 @@ func (m *Mutex) pauseRenewal() (resume func()) {
 			close(p)
 		})
 	}
-}
-
-// fail gives an error of the API the package's prefix (internal/lockerr).
-func (m *Mutex) fail(op string, err error) error {
-	return lockerr.Wrap("timeout", op, m.path, lockerr.Lost(err, ErrLockLost))
 }
 
 func isClosed(c <-chan struct{}) bool {

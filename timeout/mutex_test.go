@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -36,10 +35,9 @@ const slack = 500 * time.Millisecond
 // wait is how long a test waits for something that should happen soon.
 const wait = 10 * time.Second
 
-func newMutex(t testing.TB, conn *zk.Conn, path string, opts ...timeout.Option) *timeout.Mutex {
+func newMutex(t testing.TB, conn *zk.Conn, path string, opts ...zklocks.Option) *timeout.Mutex {
 	t.Helper()
-	opts = append([]timeout.Option{timeout.WithSessionTimeout(zktest.DefaultSessionTimeout)}, opts...)
-	m, err := timeout.New(conn, path, opts...)
+	m, err := timeout.New(zktest.Session(t, conn), path, opts...)
 	require.NoError(t, err)
 	return m
 }
@@ -113,48 +111,35 @@ func stillWaiting(t testing.TB, ch <-chan error, who string) {
 func TestConformance(t *testing.T) {
 	for _, l := range []time.Duration{0, lease} {
 		t.Run(fmt.Sprintf("lease=%v", l), func(t *testing.T) {
-			var opts []timeout.Option
+			var withLease []zklocks.Option
 			if l > 0 {
-				opts = append(opts, timeout.WithLease(l))
+				withLease = append(withLease, timeout.WithLease(l))
 			}
 			locktest.Run(t, locktest.Variant{
 				Name: "timeout",
-				New: func(conn *zk.Conn, path string, st time.Duration) (zklocks.Locker, error) {
-					return timeout.New(conn, path, append(opts, timeout.WithSessionTimeout(st))...)
-				},
-				NewErr: func(conn *zk.Conn, path string) error { _, err := timeout.New(conn, path, opts...); return err },
-				Errors: locktest.Errors{
-					BadPath:       timeout.ErrBadPath,
-					NilConn:       timeout.ErrNilConn,
-					Locked:        timeout.ErrLocked,
-					NotLocked:     timeout.ErrNotLocked,
-					Lost:          timeout.ErrLockLost,
-					AlreadyLocked: timeout.ErrAlreadyLocked,
-					BadOption:     timeout.ErrBadOption,
+				New: func(s *zklocks.Session, path string, opts ...zklocks.Option) (zklocks.Locker, error) {
+					return timeout.New(s, path, append(opts, withLease...)...)
 				},
 				FIFO:   true,
 				Layout: locktest.ChildrenOfPath,
-				NewLogged: func(conn *zk.Conn, path string, st time.Duration, l *slog.Logger) (zklocks.Locker, error) {
-					return timeout.New(conn, path, append(opts, timeout.WithSessionTimeout(st), timeout.WithLogger(l))...)
-				},
 			})
 		})
 	}
 }
 
 func TestNewChecksArguments(t *testing.T) {
-	conn := &zk.Conn{} // never used: New sends no request
+	s := zktest.Connected(t) // New sends no request on it
 	for _, d := range []time.Duration{-time.Second, time.Millisecond, timeout.MinLease - time.Millisecond, time.Second + time.Microsecond} {
-		_, err := timeout.New(conn, "/locks/x", timeout.WithLease(d))
+		_, err := timeout.New(s, "/locks/x", timeout.WithLease(d))
 		assert.ErrorIs(t, err, timeout.ErrBadLease, "lease %v", d)
 	}
-	m, err := timeout.New(conn, "/locks/x", timeout.WithLease(timeout.MinLease))
+	m, err := timeout.New(s, "/locks/x", timeout.WithLease(timeout.MinLease))
 	require.NoError(t, err)
 	assert.Equal(t, timeout.MinLease, m.Lease())
-	_, err = timeout.New(conn, "locks/x")
-	assert.ErrorIs(t, err, timeout.ErrBadPath)
+	_, err = timeout.New(s, "locks/x")
+	assert.ErrorIs(t, err, zklocks.ErrBadPath)
 	_, err = timeout.New(nil, "/locks/x")
-	assert.ErrorIs(t, err, timeout.ErrNilConn)
+	assert.ErrorIs(t, err, zklocks.ErrNilSession)
 }
 
 func TestLeaseRecord(t *testing.T) {
@@ -233,7 +218,7 @@ func TestTimeoutWhileQueuedLeavesNoNode(t *testing.T) {
 	assert.Len(t, children(t, raw, path), 1)
 
 	// A zero bound does not wait: TryLock.
-	assert.ErrorIs(t, w.LockTimeout(ctx, 0), timeout.ErrLocked)
+	assert.ErrorIs(t, w.LockTimeout(ctx, 0), zklocks.ErrLocked)
 	assert.Len(t, children(t, raw, path), 1)
 
 	// The Mutex is usable again, and the bound does not cut a hold short.
@@ -265,7 +250,7 @@ func TestTimeoutWhileCutOffDeletesNodeAfterHeal(t *testing.T) {
 	cut := zktest.NewCutter()
 	wconn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(session))
 	sid := wconn.SessionID()
-	w, err := timeout.New(wconn, path, timeout.WithSessionTimeout(session))
+	w, err := timeout.New(zktest.Session(t, wconn), path)
 	require.NoError(t, err)
 
 	const bound = time.Second
@@ -375,13 +360,12 @@ func TestStoppedRenewalIsEvicted(t *testing.T) {
 	aconn := zktest.Connect(t, zktest.WithSessionTimeout(session))
 	sid := aconn.SessionID()
 	aLog, bLog := locktest.NewLogRecorder(), locktest.NewLogRecorder()
-	a, err := timeout.New(aconn, path, timeout.WithLease(lease), timeout.WithSessionTimeout(session),
-		timeout.WithLogger(aLog.Logger()))
+	a, err := timeout.New(zktest.Session(t, aconn), path, timeout.WithLease(lease), zklocks.WithLogger(aLog.Logger()))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	aTok, aNode := a.Token(), a.Node()
 
-	b := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), timeout.WithLogger(bLog.Logger()))
+	b := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), zklocks.WithLogger(bLog.Logger()))
 	bRes := lockAsync(ctx, b)
 	waitChildren(t, raw, path, 2)
 	time.Sleep(lease) // b has had its first look at a, a renewed meanwhile
@@ -397,16 +381,16 @@ func TestStoppedRenewalIsEvicted(t *testing.T) {
 		t.Fatal("the evicted holder's Done did not close")
 	}
 	assert.ErrorIs(t, a.Err(), timeout.ErrEvicted)
-	assert.ErrorIs(t, a.Err(), timeout.ErrLockLost)
+	assert.ErrorIs(t, a.Err(), zklocks.ErrLockLost)
 	assert.Equal(t, aTok, a.Token(), "the evicted holder keeps its (stale) token until Unlock")
 	assert.Less(t, a.Token(), b.Token(), "a fenced resource rejects the evicted holder")
 	assert.Equal(t, sid, aconn.SessionID(), "the evicted holder's session is alive: lease expiry, not session expiry")
 	assert.Equal(t, zk.StateHasSession, aconn.State())
 
 	err = a.Unlock(ctx)
-	assert.ErrorIs(t, err, timeout.ErrLockLost)
+	assert.ErrorIs(t, err, zklocks.ErrLockLost)
 	assert.ErrorIs(t, err, timeout.ErrEvicted)
-	assert.ErrorIs(t, a.Unlock(ctx), timeout.ErrNotLocked)
+	assert.ErrorIs(t, a.Unlock(ctx), zklocks.ErrNotLocked)
 
 	bNode := b.Node()
 	assert.False(t, locktest.IsClosed(b.Done()))
@@ -475,9 +459,9 @@ func TestEvictionRaceHasOneWinner(t *testing.T) {
 
 	logs := locktest.NewLogRecorder() // the three waiters' operation log
 	ws := []*timeout.Mutex{
-		newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), timeout.WithLogger(logs.Logger())),
-		newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), timeout.WithLogger(logs.Logger())),
-		newMutex(t, zktest.Connect(t), path, timeout.WithLogger(logs.Logger())), // no lease of its own
+		newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), zklocks.WithLogger(logs.Logger())),
+		newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease), zklocks.WithLogger(logs.Logger())),
+		newMutex(t, zktest.Connect(t), path, zklocks.WithLogger(logs.Logger())), // no lease of its own
 	}
 	var res []<-chan error
 	for i, w := range ws {
@@ -554,7 +538,7 @@ func TestSkewedLocalClockChangesNothing(t *testing.T) {
 			t.Logf("holder clock %+v, waiter clock %+v: evicted %v after the lease ran out", tc.holder, tc.waiter, run.late)
 			assert.EqualValues(t, 1, b.Evictions())
 			require.NoError(t, b.Unlock(ctx))
-			assert.ErrorIs(t, a.Unlock(ctx), timeout.ErrLockLost)
+			assert.ErrorIs(t, a.Unlock(ctx), zklocks.ErrLockLost)
 		})
 	}
 }
@@ -570,7 +554,7 @@ func TestCutOffHolderGivesUpBeforeEviction(t *testing.T) {
 	cut := zktest.NewCutter()
 	aconn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(session))
 	sid := aconn.SessionID()
-	a, err := timeout.New(aconn, path, timeout.WithLease(lease), timeout.WithSessionTimeout(session))
+	a, err := timeout.New(zktest.Session(t, aconn), path, timeout.WithLease(lease))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	aTok := a.Token()
@@ -595,13 +579,13 @@ func TestCutOffHolderGivesUpBeforeEviction(t *testing.T) {
 	assert.True(t, gaveUp.Before(gotIt), "the old holder must stop believing before the next one holds")
 	assert.Less(t, gaveUp.Sub(cutAt), lease, "gave up within the lease")
 	assert.ErrorIs(t, a.Err(), timeout.ErrLeaseExpired)
-	assert.ErrorIs(t, a.Err(), timeout.ErrLockLost)
+	assert.ErrorIs(t, a.Err(), zklocks.ErrLockLost)
 	assert.Greater(t, b.Token(), aTok)
 
 	cut.Heal()
 	require.Eventually(t, func() bool { return aconn.State() == zk.StateHasSession }, wait, 10*time.Millisecond)
 	assert.Equal(t, sid, aconn.SessionID(), "lease expiry is not session expiry")
-	assert.ErrorIs(t, a.Unlock(ctx), timeout.ErrLockLost)
+	assert.ErrorIs(t, a.Unlock(ctx), zklocks.ErrLockLost)
 	require.NoError(t, b.Unlock(ctx))
 	waitChildren(t, raw, path, 0)
 }
@@ -611,7 +595,7 @@ func TestCutOffHolderGivesUpBeforeEviction(t *testing.T) {
 func TestNoLeaseHolderIsNotEvicted(t *testing.T) {
 	ctx := context.Background()
 	path := zktest.LockPath(t)
-	seq, err := sequential.New(zktest.Connect(t), path, sequential.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	seq, err := sequential.New(zktest.Connected(t), path)
 	require.NoError(t, err)
 	require.NoError(t, seq.Lock(ctx))
 	w := newMutex(t, zktest.Connect(t), path, timeout.WithLease(lease))
@@ -672,7 +656,7 @@ func TestLeaseWriteCost(t *testing.T) {
 		lease                timeout.LeaseWrites
 		requests             int64
 	}
-	measure := func(opts []timeout.Option, hold time.Duration, contenders, n int, mayLose bool) result {
+	measure := func(opts []zklocks.Option, hold time.Duration, contenders, n int, mayLose bool) result {
 		path := zktest.LockPath(t)
 		ms := make([]*timeout.Mutex, contenders)
 		for i := range ms {
@@ -708,7 +692,7 @@ func TestLeaseWriteCost(t *testing.T) {
 					}
 					switch {
 					case err == nil:
-					case mayLose && errors.Is(err, timeout.ErrLockLost):
+					case mayLose && errors.Is(err, zklocks.ErrLockLost):
 						c.lost++ // a lease given up or evicted under load: its writes are counted all the same
 					default:
 						errs <- err
@@ -734,11 +718,11 @@ func TestLeaseWriteCost(t *testing.T) {
 		r.accounted = 2*int64(r.locks) + r.lease.Total()
 		return r
 	}
-	long := []timeout.Option{timeout.WithLease(3 * time.Second)}
-	short := []timeout.Option{timeout.WithLease(lease)} // a renewal every 300ms
+	long := []zklocks.Option{timeout.WithLease(3 * time.Second)}
+	short := []zklocks.Option{timeout.WithLease(lease)} // a renewal every 300ms
 	rows := []struct {
 		name       string
-		opts       []timeout.Option
+		opts       []zklocks.Option
 		hold       time.Duration
 		contenders int
 		n          int  // Lock calls per contender
@@ -796,7 +780,7 @@ func TestUnlockAfterLeaseLossHonoursCtxOnASilentLink(t *testing.T) {
 	path := zktest.LockPath(t)
 	cut := zktest.NewCutter()
 	aconn := zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(session))
-	a, err := timeout.New(aconn, path, timeout.WithLease(lease), timeout.WithSessionTimeout(session))
+	a, err := timeout.New(zktest.Session(t, aconn), path, timeout.WithLease(lease))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 
@@ -813,7 +797,7 @@ func TestUnlockAfterLeaseLossHonoursCtxOnASilentLink(t *testing.T) {
 	start := time.Now()
 	err = a.Unlock(uctx)
 	took := time.Since(start)
-	assert.ErrorIs(t, err, timeout.ErrLockLost)
+	assert.ErrorIs(t, err, zklocks.ErrLockLost)
 	assert.Less(t, took, session/6, "Unlock with a %v ctx after a lease loss on a silent link took %v", bound, took)
 
 	cut.Heal()

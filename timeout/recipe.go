@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/lockq"
 )
 
@@ -74,5 +75,5 @@ func locked(head string, err error) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: %s is first in the queue", ErrLocked, head)
+	return fmt.Errorf("%w: %s is first in the queue", zklocks.ErrLocked, head)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/timeout"
 )
@@ -88,8 +89,8 @@ func TestUnstampedHolderIsEvictedOnlyAfterItsLease(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the evicted holder's Done did not close once it went on")
 	}
-	assert.ErrorIs(t, a.Err(), timeout.ErrLockLost)
-	assert.ErrorIs(t, a.Unlock(ctx), timeout.ErrLockLost)
+	assert.ErrorIs(t, a.Err(), zklocks.ErrLockLost)
+	assert.ErrorIs(t, a.Unlock(ctx), zklocks.ErrLockLost)
 	require.NoError(t, judge.Unlock(ctx))
 	waitChildren(t, raw, path, 0)
 }
@@ -105,7 +106,7 @@ func TestHolderCutOffBeforeItsRecordGivesUpFirst(t *testing.T) {
 	first := leaseHolder(t, ctx, path, "first")
 	cut := zktest.NewCutter()
 	a := newMutex(t, zktest.Connect(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(session)), path,
-		timeout.WithLease(lease), timeout.WithSessionTimeout(session))
+		timeout.WithLease(lease))
 	resume := a.PauseRenewal()
 	defer resume()
 	aRes := lockAsync(ctx, a)
@@ -128,11 +129,11 @@ func TestHolderCutOffBeforeItsRecordGivesUpFirst(t *testing.T) {
 	judgeHeld = time.Now()
 	t.Logf("gave up %v before the judge held", judgeHeld.Sub(gaveUp).Round(time.Millisecond))
 	assert.True(t, gaveUp.Before(judgeHeld), "the cut-off holder must stop believing before the judge holds")
-	assert.ErrorIs(t, a.Err(), timeout.ErrLockLost)
+	assert.ErrorIs(t, a.Err(), zklocks.ErrLockLost)
 	assert.EqualValues(t, 1, judge.Evictions())
 
 	cut.Heal()
-	assert.ErrorIs(t, a.Unlock(ctx), timeout.ErrLockLost)
+	assert.ErrorIs(t, a.Unlock(ctx), zklocks.ErrLockLost)
 	require.NoError(t, judge.Unlock(ctx))
 	waitChildren(t, raw, path, 0)
 }

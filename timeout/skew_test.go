@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/ensemble"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
@@ -74,7 +75,7 @@ func testSkewedLeader(t *testing.T, lib string, skew time.Duration) {
 	path := zktest.LockPath(t)
 	mutex := func() *timeout.Mutex {
 		conn := zktest.Connect(t, on, zktest.WithSessionTimeout(session))
-		return newMutex(t, conn, path, timeout.WithLease(lease), timeout.WithSessionTimeout(session))
+		return newMutex(t, conn, path, timeout.WithLease(lease))
 	}
 	a, b := mutex(), mutex()
 	require.NoError(t, a.Lock(ctx))
@@ -111,7 +112,7 @@ func testSkewedLeader(t *testing.T, lib string, skew time.Duration) {
 	assert.Less(t, late, lease/3+slack, "eviction came later than a lease plus a probe interval")
 	assert.EqualValues(t, 1, b.Evictions())
 	locktest.RequireClosedWithin(t, a.Done(), wait, "the evicted holder")
-	require.ErrorIs(t, a.Unlock(ctx), timeout.ErrLockLost)
+	require.ErrorIs(t, a.Unlock(ctx), zklocks.ErrLockLost)
 	require.NoError(t, b.Unlock(ctx))
 }
 

@@ -66,6 +66,9 @@ type benchFlags struct {
 	idle         time.Duration
 	reentries    int
 	reentrySamp  int
+	holdCounts   string
+	holdIdle     time.Duration
+	holdVariants string
 	fsync        bool
 	tick         time.Duration
 	floorSamples int
@@ -90,6 +93,9 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.DurationVar(&f.hold, "hold", 0, "critical section: how long each holder keeps the lock")
 	fs.IntVar(&f.reentries, "reentries", 1, "nested Lock/Unlock pairs per hold, for re-entrant variants (shows the count modes' cost)")
 	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
+	fs.StringVar(&f.holdCounts, "hold-counts", "1,100,1000,10000", "numbers of locks held idle on one session whose cost is measured (empty: skip)")
+	fs.DurationVar(&f.holdIdle, "hold-idle", 10*time.Second, "idle window measured for each -hold-counts")
+	fs.StringVar(&f.holdVariants, "hold-variants", "sequential,zk-peer", "variants whose hold cost is measured")
 	fs.BoolVar(&f.fsync, "fsync", true, "local ensemble: fsync the transaction log before acknowledging (forceSync)")
 	fs.DurationVar(&f.tick, "tick", 200*time.Millisecond, "local ensemble: ZooKeeper tick time")
 	fs.IntVar(&f.floorSamples, "floor-samples", 80, "samples per floor measurement (floors are measured before each N)")
@@ -296,6 +302,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			rep.Reentry = append(rep.Reentry, rr)
 		}
 	}
+
+	failures = append(failures, measureHoldCosts(ctx, servers, f, rep, stderr)...)
 
 	fmt.Fprintln(stdout)
 	if err := rep.WriteSummary(stdout, f.headlineN); err != nil {
@@ -513,4 +521,37 @@ func renderResults(f benchFlags, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\nrendered %s into %s\n", f.render, f.out)
 	return nil
+}
+
+// measureHoldCosts measures, for each -hold-variants and -hold-counts,
+// what holding that many locks idle on one session costs, into rep. It
+// returns the failures.
+func measureHoldCosts(ctx context.Context, servers []string, f benchFlags, rep *bench.Report, stderr io.Writer) []string {
+	if strings.TrimSpace(f.holdCounts) == "" {
+		return nil
+	}
+	counts, err := parseInts(f.holdCounts)
+	if err != nil {
+		return []string{fmt.Sprintf("-hold-counts: %v", err)}
+	}
+	var failures []string
+	for _, name := range strings.Split(f.holdVariants, ",") {
+		v, err := bench.Lookup(strings.TrimSpace(name))
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("-hold-variants: %v", err))
+			continue
+		}
+		for _, n := range counts {
+			fmt.Fprintf(stderr, "measuring %s holding %d locks idle on one session for %v...\n", v.Name, n, f.holdIdle)
+			hctx, cancel := context.WithTimeout(ctx, f.holdIdle+5*time.Minute)
+			r, err := bench.MeasureHoldCost(hctx, servers, v, n, f.holdIdle)
+			cancel()
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("%s holding %d: %v", v.Name, n, err))
+				continue
+			}
+			rep.HoldCost = append(rep.HoldCost, r)
+		}
+	}
+	return failures
 }

@@ -12,40 +12,15 @@ import (
 )
 
 // connect opens a session with the given timeout and waits until it is
-// established or ctx ends. go-zookeeper drops session events nobody reads,
-// so the rest of them are drained. When ctx ends first it returns at
-// once: closing a connection that never had a session can take go-zookeeper
-// a second, so that close finishes in the background.
-//
-// opts are go-zookeeper's connection options (zk.WithEventCallback, ...);
-// its option type is not exported, hence the plain func type.
-func connect(ctx context.Context, addrs []string, timeout time.Duration, opts ...func(*zk.Conn)) (*zk.Conn, error) {
-	extra := func(c *zk.Conn) {
-		for _, o := range opts {
-			o(c)
-		}
-	}
-	conn, events, err := zkl.Connect(addrs, timeout, zk.WithLogInfo(false), zk.WithLogger(quietLogger{}), extra)
+// established or ctx ends (zklocks.Connect). opts are go-zookeeper's
+// connection options (zk.WithEventCallback, ...); its option type is not
+// exported, hence the plain func type.
+func connect(ctx context.Context, addrs []string, timeout time.Duration, opts ...func(*zk.Conn)) (*zkl.Session, error) {
+	s, err := zkl.Connect(ctx, addrs, timeout, zkl.WithZKLogger(quietLogger{}), zkl.WithZKOptions(opts...))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("connect to %s: %w", strings.Join(addrs, ","), err)
 	}
-	for {
-		select {
-		case ev := <-events:
-			if ev.State == zk.StateHasSession {
-				go drainEvents(events)
-				return conn, nil
-			}
-		case <-ctx.Done():
-			go conn.Close()
-			return nil, fmt.Errorf("connect to %s: %w", strings.Join(addrs, ","), ctx.Err())
-		}
-	}
-}
-
-func drainEvents(events <-chan zk.Event) {
-	for range events {
-	}
+	return s, nil
 }
 
 // quietLogger keeps go-zookeeper's connection chatter off the terminal.

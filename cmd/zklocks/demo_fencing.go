@@ -195,17 +195,17 @@ func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string
 		return fence.State{}, err
 	}
 	defer obs.Close()
-	lb, err := sequential.New(b, path, sequential.WithSessionTimeout(d.session))
+	lb, err := sequential.New(b, path)
 	if err != nil {
 		return fence.State{}, err
 	}
 	bres := make(chan error, 1)
 	go func() { bres <- lb.Lock(ctx) }()
-	if err := demoWaitQueued(ctx, obs, path, b.SessionID()); err != nil {
+	if err := demoWaitQueued(ctx, obs.Conn(), path, b.ID()); err != nil {
 		return fence.State{}, err
 	}
 	d.log.say("B: Lock() -> waits: A's node is ahead of B's in the queue")
-	_, _, gone, err := obs.GetW(locked.Node)
+	_, _, gone, err := obs.Conn().GetW(locked.Node)
 	if err != nil {
 		return fence.State{}, err
 	}
@@ -332,7 +332,7 @@ func fencingHolder(args []string, stdout io.Writer) error {
 		return fail(err)
 	}
 	defer conn.Close()
-	l, err := sequential.New(conn, *path, sequential.WithSessionTimeout(*session))
+	l, err := sequential.New(conn, *path)
 	if err != nil {
 		return fail(err)
 	}
@@ -342,7 +342,7 @@ func fencingHolder(args []string, stdout io.Writer) error {
 	token, done := l.Token(), l.Done()
 	cont := make(chan os.Signal, 1)
 	signal.Notify(cont, syscall.SIGCONT)
-	_ = out.Encode(holderMsg{Event: "locked", Token: token, Session: conn.SessionID(), Node: l.Node()})
+	_ = out.Encode(holderMsg{Event: "locked", Token: token, Session: conn.ID(), Node: l.Node()})
 
 	<-cont // frozen here by the parent, then thawed
 	resumed := time.Now()

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	zkl "github.com/zklocks/zklocks"
+
 	"github.com/go-zookeeper/zk"
 	"golang.org/x/sync/errgroup"
 
@@ -89,7 +91,7 @@ type herdSummary struct {
 // that calls Lock and Unlock when told to.
 type herdContender struct {
 	id      int
-	conn    *zk.Conn
+	conn    *zkl.Session
 	sid     string // the session id as wchc prints it
 	lock    herdLock
 	events  atomic.Int64 // watch events that reached the session
@@ -140,7 +142,7 @@ func (c *herdContender) unlock(ctx context.Context) error {
 // connectCounting opens a session that counts the watch events reaching
 // it. go-zookeeper hands every event it decodes to the callback before
 // any watcher sees it, whether a lock still listens or not.
-func connectCounting(ctx context.Context, addrs []string, timeout time.Duration, count *atomic.Int64) (*zk.Conn, error) {
+func connectCounting(ctx context.Context, addrs []string, timeout time.Duration, count *atomic.Int64) (*zkl.Session, error) {
 	cb := func(ev zk.Event) {
 		switch ev.Type {
 		case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
@@ -178,7 +180,7 @@ func playHerd(ctx context.Context, cfg herdConfig) (herdSummary, error) {
 		return herdSummary{}, err
 	}
 	defer admin.Close()
-	path, cleanup, err := prepareHerdPath(ctx, admin, v)
+	path, cleanup, err := prepareHerdPath(ctx, admin.Conn(), v)
 	if err != nil {
 		return herdSummary{}, err
 	}
@@ -205,8 +207,8 @@ func (r *herdRun) start(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			c.conn, c.sid = conn, fmt.Sprintf("0x%x", conn.SessionID())
-			c.lock, err = r.v.newLock(conn, r.path, r.cfg.Session)
+			c.conn, c.sid = conn, fmt.Sprintf("0x%x", conn.ID())
+			c.lock, err = r.v.newLock(conn, r.path)
 			return err
 		})
 	}

@@ -36,22 +36,22 @@ type herdLock interface {
 // herdVariant is a lock recipe the demo can run.
 type herdVariant struct {
 	name    string
-	newLock func(conn *zk.Conn, path string, session time.Duration) (herdLock, error)
+	newLock func(s *zkl.Session, path string) (herdLock, error)
 	// queue: the lock path is the parent of the contenders' nodes (made
 	// before the run), not the lock node itself.
 	queue bool
 }
 
 var herdVariants = []herdVariant{
-	{name: "naive", newLock: func(conn *zk.Conn, path string, session time.Duration) (herdLock, error) {
-		m, err := naive.New(conn, path, naive.WithSessionTimeout(session))
+	{name: "naive", newLock: func(s *zkl.Session, path string) (herdLock, error) {
+		m, err := naive.New(s, path)
 		if err != nil {
 			return nil, err
 		}
 		return m, nil
 	}},
-	{name: "sequential", queue: true, newLock: func(conn *zk.Conn, path string, session time.Duration) (herdLock, error) {
-		m, err := sequential.New(conn, path, sequential.WithSessionTimeout(session))
+	{name: "sequential", queue: true, newLock: func(s *zkl.Session, path string) (herdLock, error) {
+		m, err := sequential.New(s, path)
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
-	"github.com/zklocks/zklocks/sequential"
 )
 
 func init() {
@@ -115,7 +114,7 @@ func runInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return err
 	}
-	defer in.conn.Close()
+	defer in.session.Close()
 	if o.watch {
 		return watchLocks(ctx, in, paths, o, stdout, stderr)
 	}
@@ -158,8 +157,9 @@ func openInspector(ctx context.Context, addrs []string, o inspectOpts) (*inspect
 		return nil, err
 	}
 	return &inspector{
-		conn:     conn,
-		client:   zkop.New(conn, sequential.DefaultSessionTimeout),
+		session:  conn,
+		conn:     conn.Conn(),
+		client:   zkop.New(conn.Conn(), conn.Timeout()),
 		servers:  addrs,
 		watchers: o.watchers,
 	}, nil

@@ -42,7 +42,7 @@ func heldLock(t *testing.T, within time.Duration) (string, context.Context, *seq
 	path := zktest.LockPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	t.Cleanup(cancel)
-	m, err := sequential.New(zktest.Connect(t), path)
+	m, err := sequential.New(zktest.Connected(t), path)
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
 	return path, ctx, m

@@ -91,10 +91,10 @@ func TestInspectJSONSchema(t *testing.T) {
 
 	// A reentrant holder and a timeout waiter: every kind of object.
 	holderConn := zktest.Connect(t)
-	holder, err := reentrant.New(holderConn, path)
+	holder, err := reentrant.New(zktest.Session(t, holderConn), path)
 	require.NoError(t, err)
 	require.NoError(t, holder.Lock(reentrant.WithOwner(ctx, "job-1")))
-	waiter, err := timeout.New(zktest.Connect(t), path, timeout.WithLease(2*time.Second))
+	waiter, err := timeout.New(zktest.Connected(t), path, timeout.WithLease(2*time.Second))
 	require.NoError(t, err)
 	waitIn(t, ctx, waiter.Lock)
 	waitQueued(t, holderConn, path, 2)
@@ -144,7 +144,7 @@ func TestInspectJSONWithoutWatchCounts(t *testing.T) {
 	path := zktest.LockPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	holder, err := reentrant.New(zktest.Connect(t), path)
+	holder, err := reentrant.New(zktest.Connected(t), path)
 	require.NoError(t, err)
 	require.NoError(t, holder.Lock(reentrant.WithOwner(ctx, "job-1")))
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 
+	zkl "github.com/zklocks/zklocks"
+
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/zkop"
@@ -20,6 +22,7 @@ const clockProbe = "/zklocks-inspect-"
 
 // inspector takes snapshots of lock paths over one session.
 type inspector struct {
+	session  *zkl.Session
 	conn     *zk.Conn
 	client   *zkop.Client // ctx-aware requests
 	servers  []string
@@ -89,7 +92,7 @@ func (in *inspector) read(ctx context.Context, p string) (lockRead, error) {
 			rows: []sequential.Contender{{Node: p, Seq: -1, Data: data, Stat: *stat}},
 		}, nil
 	}
-	rows, err := sequential.Contenders(ctx, in.conn, p)
+	rows, err := sequential.Contenders(ctx, in.session, p)
 	if err != nil {
 		return lockRead{}, err
 	}

@@ -39,8 +39,7 @@ func newMixedQueue(t *testing.T, ctx context.Context) mixedQueue {
 	q := mixedQueue{path: zktest.LockPath(t)}
 	hconn := zktest.Connect(t)
 	var err error
-	q.holder, err = reentrant.New(hconn, q.path, reentrant.WithCountMode(reentrant.InNode),
-		reentrant.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	q.holder, err = reentrant.New(zktest.Session(t, hconn), q.path, reentrant.WithCountMode(reentrant.InNode))
 	require.NoError(t, err)
 	hctx := reentrant.WithOwner(ctx, "invoice-run-42")
 	require.NoError(t, q.holder.Lock(hctx))
@@ -53,15 +52,15 @@ func newMixedQueue(t *testing.T, ctx context.Context) mixedQueue {
 		q.sessions = append(q.sessions, fmt.Sprintf("%#x", conn.SessionID()))
 	}
 	sconn := zktest.Connect(t)
-	s, err := sequential.New(sconn, q.path, sequential.WithData([]byte("worker-7")))
+	s, err := sequential.New(zktest.Session(t, sconn), q.path, sequential.WithData([]byte("worker-7")))
 	require.NoError(t, err)
 	join(s.Lock, sconn)
 	tconn := zktest.Connect(t)
-	tm, err := timeout.New(tconn, q.path, timeout.WithLease(5*time.Second))
+	tm, err := timeout.New(zktest.Session(t, tconn), q.path, timeout.WithLease(5*time.Second))
 	require.NoError(t, err)
 	join(tm.Lock, tconn)
 	rconn := zktest.Connect(t)
-	r, err := reentrant.New(rconn, q.path)
+	r, err := reentrant.New(zktest.Session(t, rconn), q.path)
 	require.NoError(t, err)
 	join(func(ctx context.Context) error { return r.Lock(reentrant.WithOwner(ctx, "refund-9")) }, rconn)
 
@@ -171,11 +170,11 @@ func TestInspectNaiveLock(t *testing.T) {
 	defer cancel()
 
 	hconn := zktest.Connect(t)
-	m, err := naive.New(hconn, path)
+	m, err := naive.New(zktest.Session(t, hconn), path)
 	require.NoError(t, err)
 	require.NoError(t, m.Lock(ctx))
 	wconn := zktest.Connect(t)
-	w, err := naive.New(wconn, path)
+	w, err := naive.New(zktest.Session(t, wconn), path)
 	require.NoError(t, err)
 	waitIn(t, ctx, w.Lock)
 	holder, waiter := fmt.Sprintf("%#x", hconn.SessionID()), fmt.Sprintf("%#x", wconn.SessionID())
@@ -211,7 +210,7 @@ func TestInspectDecodesTimeoutLeases(t *testing.T) {
 
 	// A renewing holder: a running lease with time left.
 	renewing := zktest.LockPath(t)
-	holder, err := timeout.New(zktest.Connect(t), renewing, timeout.WithLease(10*time.Second))
+	holder, err := timeout.New(zktest.Connected(t), renewing, timeout.WithLease(10*time.Second))
 	require.NoError(t, err)
 	require.NoError(t, holder.Lock(ctx))
 
@@ -364,7 +363,7 @@ func TestInspectChecksTheServersListAgainstTheEnsemble(t *testing.T) {
 		t.Skip("needs an ensemble of at least two members")
 	}
 	path, ctx, _ := heldLock(t, 20*time.Second)
-	waiter, err := sequential.New(zktest.Connect(t), path)
+	waiter, err := sequential.New(zktest.Connected(t), path)
 	require.NoError(t, err)
 	waitIn(t, ctx, waiter.Lock)
 	waitQueued(t, zktest.Connect(t), path, 2)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
@@ -133,8 +134,8 @@ func TestACL(t *testing.T) {
 				t.Fatal("alice: Done still open after bob deleted her node")
 			}
 			tp.leave(h, tp.now())
-			if err := alice.l.Unlock(alice.ctx(ctx)); !errors.Is(err, v.errs.Lost) {
-				t.Errorf("alice: Unlock after bob deleted her node: %v; want %v", err, v.errs.Lost)
+			if err := alice.l.Unlock(alice.ctx(ctx)); !errors.Is(err, zklocks.ErrLockLost) {
+				t.Errorf("alice: Unlock after bob deleted her node: %v; want %v", err, zklocks.ErrLockLost)
 			}
 			holds, double, belief := checkHistory(t, tp, v, path)
 			left := nodesLeft(t, admin, v, path, sessionTimeout+time.Second)

@@ -2,13 +2,12 @@ package faulttest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/ensemble"
@@ -69,22 +68,14 @@ func diagnose(t *testing.T, w *workload) {
 // differs from the others' after a sync (a node the leader has and it
 // lacks) is an inconsistent replica, not a lock that stalled.
 func memberView(w *workload, addr string) string {
-	conn, events, err := zklocks.Connect([]string{addr}, 2*time.Second, zk.WithLogInfo(false))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	s, err := zklocks.Connect(ctx, []string{addr}, 2*time.Second, zklocks.WithZKLogger(nil))
 	if err != nil {
 		return err.Error()
 	}
-	defer conn.Close()
-	go func() {
-		for range events { // drained until Close
-		}
-	}()
-	deadline := time.Now().Add(3 * time.Second)
-	for conn.State() != zk.StateHasSession {
-		if time.Now().After(deadline) {
-			return "no session in 3s"
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	defer s.Close()
+	conn := s.Conn()
 	nodes, err := lockNodes(conn, w.v, w.path)
 	return fmt.Sprintf("%v %v", describe(conn, w.path, nodes, w.v), err)
 }

@@ -444,7 +444,7 @@ func (cy *cycler) round(i int) (stop bool) {
 	uctx, cancel := context.WithTimeout(c.ctx(context.Background()), 10*time.Second)
 	// ErrLockLost is expected once Done closed, and also when the hold
 	// was lost between the last look at Done and this Unlock.
-	if err := c.l.Unlock(uctx); err != nil && !errors.Is(err, c.v.errs.Lost) {
+	if err := c.l.Unlock(uctx); err != nil && !errors.Is(err, zklocks.ErrLockLost) {
 		cy.note(cy.unlockErrs, c, err)
 	}
 	cancel()

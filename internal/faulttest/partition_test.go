@@ -253,8 +253,8 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 		}
 		tp.leave(hh, hDone)
 		uerr := h.l.Unlock(h.ctx(ctx))
-		if !errors.Is(uerr, v.errs.Lost) && !errors.Is(uerr, v.errs.NotLocked) {
-			t.Errorf("holder: Unlock after its session expired: %v; want %v or %v", uerr, v.errs.Lost, v.errs.NotLocked)
+		if !errors.Is(uerr, zklocks.ErrLockLost) && !errors.Is(uerr, zklocks.ErrNotLocked) {
+			t.Errorf("holder: Unlock after its session expired: %v; want %v or %v", uerr, zklocks.ErrLockLost, zklocks.ErrNotLocked)
 		}
 		werr := store.Write(tokH, "holder", "the holder's late write")
 		if !errors.Is(werr, fence.ErrStaleToken) {
@@ -409,8 +409,8 @@ func testCutWaiterExpired(t *testing.T, v *variant) {
 		}
 	} else {
 		outcome = strconv.Quote(wr.Err.Error())
-		if !errors.Is(wr.Err, v.errs.Lost) && !clearOutageError(wr.Err) && !errors.Is(wr.Err, zk.ErrSessionExpired) {
-			t.Errorf("waiter: Lock after its session expired: %v; want %v or a connection error", wr.Err, v.errs.Lost)
+		if !errors.Is(wr.Err, zklocks.ErrLockLost) && !clearOutageError(wr.Err) && !errors.Is(wr.Err, zk.ErrSessionExpired) {
+			t.Errorf("waiter: Lock after its session expired: %v; want %v or a connection error", wr.Err, zklocks.ErrLockLost)
 		}
 	}
 	waitSessionEnded(t, w, sidW, 10*time.Second)

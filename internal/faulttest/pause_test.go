@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/fence"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
@@ -132,7 +133,7 @@ func childMain() int {
 	defer ucancel()
 	if err := l.Unlock(uctx); err != nil {
 		msg.UnlockErr = err.Error()
-		msg.UnlockLost = errors.Is(err, v.errs.Lost) || errors.Is(err, v.errs.NotLocked)
+		msg.UnlockLost = errors.Is(err, zklocks.ErrLockLost) || errors.Is(err, zklocks.ErrNotLocked)
 	}
 	_ = out.Encode(msg)
 	return 0
@@ -308,7 +309,7 @@ func testPausedHolder(t *testing.T, v *variant, mode fence.Mode) {
 		t.Errorf("A: Done closed %v after it resumed; want at once (within %v)", doneAfter, lossSlack)
 	}
 	if !res.UnlockLost {
-		t.Errorf("A: Unlock after the pause: %q; want %v or %v", res.UnlockErr, v.errs.Lost, v.errs.NotLocked)
+		t.Errorf("A: Unlock after the pause: %q; want %v or %v", res.UnlockErr, zklocks.ErrLockLost, zklocks.ErrNotLocked)
 	}
 	if locktest.IsClosed(b.l.Done()) {
 		t.Error("B: Done closed after A came back")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/ensemble"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
@@ -355,8 +356,8 @@ func testSlowClientLink(t *testing.T, v *variant, share int, wantHeld bool) {
 	switch {
 	case wantHeld && uerr != nil:
 		t.Errorf("holder: Unlock after the slow spell: %v", uerr)
-	case !wantHeld && !errors.Is(uerr, v.errs.Lost):
-		t.Errorf("holder: Unlock after giving the hold up: %v; want %v", uerr, v.errs.Lost)
+	case !wantHeld && !errors.Is(uerr, zklocks.ErrLockLost):
+		t.Errorf("holder: Unlock after giving the hold up: %v; want %v", uerr, zklocks.ErrLockLost)
 	}
 	r := locktest.AwaitLock(t, wres, 2*h.st+10*time.Second, "waiter")
 	if r.Err != nil {

@@ -27,7 +27,6 @@ import (
 type variant struct {
 	name   string
 	layout locktest.Layout
-	errs   locktest.Errors
 	// make creates one contender on conn, whose session timeout is st; a
 	// nil acl means the variant's default.
 	make func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error)
@@ -46,6 +45,15 @@ func (v *variant) ctx(ctx context.Context, who string) context.Context {
 	return v.owner(ctx, who)
 }
 
+// session is conn's zklocks.Session, told conn's timeout st.
+func session(conn *zk.Conn, st time.Duration) *zklocks.Session {
+	s, err := zklocks.NewSession(conn, zklocks.WithSessionTimeout(st))
+	if err != nil {
+		panic(err) // conn is never nil here, st never zero
+	}
+	return s
+}
+
 func aclOr(acl []zk.ACL) []zk.ACL {
 	if acl == nil {
 		return zk.WorldACL(zk.PermAll)
@@ -57,19 +65,15 @@ var variants = []*variant{
 	{
 		name:   "naive",
 		layout: locktest.NodeAtPath,
-		errs: locktest.Errors{BadPath: naive.ErrBadPath, NilConn: naive.ErrNilConn, Locked: naive.ErrLocked,
-			NotLocked: naive.ErrNotLocked, Lost: naive.ErrLockLost, AlreadyLocked: naive.ErrAlreadyLocked},
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
-			return naive.New(conn, path, naive.WithSessionTimeout(st), naive.WithACL(aclOr(acl)))
+			return naive.New(session(conn, st), path, zklocks.WithACL(aclOr(acl)))
 		},
 	},
 	{
 		name:   "sequential",
 		layout: locktest.ChildrenOfPath,
-		errs: locktest.Errors{BadPath: sequential.ErrBadPath, NilConn: sequential.ErrNilConn, Locked: sequential.ErrLocked,
-			NotLocked: sequential.ErrNotLocked, Lost: sequential.ErrLockLost, AlreadyLocked: sequential.ErrAlreadyLocked},
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
-			return sequential.New(conn, path, sequential.WithSessionTimeout(st), sequential.WithACL(aclOr(acl)))
+			return sequential.New(session(conn, st), path, zklocks.WithACL(aclOr(acl)))
 		},
 	},
 	reentrantVariant(reentrant.InMemory),
@@ -77,11 +81,9 @@ var variants = []*variant{
 	{
 		name:   "timeout",
 		layout: locktest.ChildrenOfPath,
-		errs: locktest.Errors{BadPath: timeout.ErrBadPath, NilConn: timeout.ErrNilConn, Locked: timeout.ErrLocked,
-			NotLocked: timeout.ErrNotLocked, Lost: timeout.ErrLockLost, AlreadyLocked: timeout.ErrAlreadyLocked},
 		// The lease is the session timeout: renewed every third of it.
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
-			return timeout.New(conn, path, timeout.WithSessionTimeout(st), timeout.WithLease(st), timeout.WithACL(aclOr(acl)))
+			return timeout.New(session(conn, st), path, timeout.WithLease(st), zklocks.WithACL(aclOr(acl)))
 		},
 		lease: func(st time.Duration) time.Duration { return st },
 	},
@@ -90,10 +92,8 @@ var variants = []*variant{
 		// same for readers (rwlock's own tests cover what differs).
 		name:   "rwlock",
 		layout: locktest.ChildrenOfPath,
-		errs: locktest.Errors{BadPath: rwlock.ErrBadPath, NilConn: rwlock.ErrNilConn, Locked: rwlock.ErrLocked,
-			NotLocked: rwlock.ErrNotLocked, Lost: rwlock.ErrLockLost, AlreadyLocked: rwlock.ErrAlreadyLocked},
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
-			m, err := rwlock.New(conn, path, rwlock.WithSessionTimeout(st), rwlock.WithACL(aclOr(acl)))
+			m, err := rwlock.New(session(conn, st), path, zklocks.WithACL(aclOr(acl)))
 			if err != nil {
 				return nil, err
 			}
@@ -106,11 +106,8 @@ func reentrantVariant(mode reentrant.CountMode) *variant {
 	return &variant{
 		name:   "reentrant-" + mode.String(),
 		layout: locktest.ChildrenOfPath,
-		errs: locktest.Errors{BadPath: reentrant.ErrBadPath, NilConn: reentrant.ErrNilConn, Locked: reentrant.ErrLocked,
-			NotLocked: reentrant.ErrNotLocked, Lost: reentrant.ErrLockLost, AlreadyLocked: reentrant.ErrAlreadyLocked},
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
-			return reentrant.New(conn, path, reentrant.WithCountMode(mode), reentrant.WithSessionTimeout(st),
-				reentrant.WithACL(aclOr(acl)))
+			return reentrant.New(session(conn, st), path, reentrant.WithCountMode(mode), zklocks.WithACL(aclOr(acl)))
 		},
 		owner: reentrant.WithOwner,
 	}

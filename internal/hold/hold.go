@@ -32,11 +32,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
@@ -44,8 +44,9 @@ import (
 var (
 	ErrReleased       = errors.New("released")
 	ErrNodeDeleted    = errors.New("node deleted")
-	ErrSessionExpired = fmt.Errorf("session expired: %w", zk.ErrSessionExpired)
-	ErrCutOff         = errors.New("cut off from the ensemble long enough for the session to expire")
+	ErrSessionExpired = liveness.ErrExpired
+	ErrCutOff         = liveness.ErrCutOff
+	ErrClosed         = liveness.ErrClosed
 )
 
 // Monitor watches one node. Done closes when the hold ends for any reason;
@@ -69,10 +70,11 @@ type Monitor struct {
 	ended  bool
 	onLoss func(reason error)
 
-	// A clock that runs out ends only a hold: a queued contender shows
-	// the leader its session when it acquires (Acquired), and one whose
-	// session expired learns it from the session id.
-	holding atomic.Bool
+	// acquired hands the run loop the epoch the hold began in. A clock
+	// that runs out ends only a hold: a queued contender shows the leader
+	// its session when it acquires (Acquired), and one whose session
+	// expired learns it from its watch.
+	acquired chan *liveness.Epoch
 }
 
 // Watch reads path once with a data watch and starts watching it. The
@@ -109,7 +111,8 @@ func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, []byte, 
 		return nil, nil, nil, fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", ErrSessionExpired, path, stat.EphemeralOwner, session)
 	}
 	m := &Monitor{c: c, path: path, session: session, czxid: stat.Czxid,
-		done: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{})}
+		done: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{}),
+		acquired: make(chan *liveness.Epoch, 1)}
 	m.requests, m.cancel = context.WithCancel(context.Background())
 	go m.run(ev)
 	return m, data, stat, nil
@@ -128,11 +131,17 @@ func (m *Monitor) Acquired(ctx context.Context) {
 		_ = m.c.Clock.AwaitFresh(wctx) // a failure leaves the clock where it is
 		cancel()
 	}
-	// holding before the clock is read, as the run loop reads the clock
-	// before it reads holding: one of the two sees the other.
-	m.holding.Store(true)
-	if !time.Now().Before(m.lossAt()) {
-		m.end(ErrCutOff)
+	ep := m.c.Clock.Epoch()
+	switch {
+	case ep.Reason() != nil:
+		m.end(ep.Reason())
+	case ep.Session() != m.session:
+		m.end(ErrSessionExpired)
+	default:
+		select {
+		case m.acquired <- ep:
+		default: // called twice: the first epoch stands
+		}
 	}
 }
 
@@ -194,20 +203,29 @@ func (m *Monitor) end(reason error) {
 	})
 }
 
-// pollEvery is how often the connection state is sampled.
-func (m *Monitor) pollEvery() time.Duration {
+// retryEvery is how long a monitor waits before it sets its watch again
+// after a read that failed (the connection was down, say).
+func (m *Monitor) retryEvery() time.Duration {
 	return max(min(m.c.SessionTimeout/8, 250*time.Millisecond), 10*time.Millisecond)
 }
 
+// run waits for whichever ends the hold first: its node's watch, or, once
+// the contender holds, the end of the session's epoch (liveness.Epoch),
+// which the connection's keeper times for every hold at once. An idle
+// hold therefore wakes for nothing: no ticker, no timer of its own.
 func (m *Monitor) run(ev <-chan zk.Event) {
 	defer close(m.exited)
-	tick := time.NewTicker(m.pollEvery())
-	defer tick.Stop()
-	deadline := time.NewTimer(time.Until(m.lossAt()))
-	defer deadline.Stop()
+	var over <-chan struct{} // the epoch's, once held
+	var ep *liveness.Epoch
+	var retry <-chan time.Time // set only after a failed read
 	for {
 		select {
 		case <-m.stop:
+			return
+		case ep = <-m.acquired:
+			over = ep.Over()
+		case <-over:
+			m.end(ep.Reason())
 			return
 		case e := <-ev:
 			ev = nil
@@ -215,47 +233,21 @@ func (m *Monitor) run(ev <-chan zk.Event) {
 				m.end(reason)
 				return
 			}
-			if m.c.Conn.State() == zk.StateHasSession { // a data change (our own renewal, say): watch again now, not a tick later
-				ev = m.rearm()
-			}
-		case <-deadline.C:
-			if m.clockRanOut(deadline) {
-				return
-			}
-		case <-tick.C:
-			if sid := m.c.Conn.SessionID(); sid != 0 && sid != m.session {
-				m.end(ErrSessionExpired)
-				return
-			}
-			// The clock moves on (the keeper's syncs, the lock's own
-			// requests), or the deadline fired while we were queued: set
-			// it again, every tick.
-			m.resetDeadline(deadline)
-			if ev == nil && m.c.Conn.State() == zk.StateHasSession {
-				ev = m.rearm()
-			}
+			// A data change (our own renewal, say): watch again now.
+			ev, retry = m.watchAgain()
+		case <-retry:
+			ev, retry = m.watchAgain()
 		}
 	}
 }
 
-// clockRanOut handles the deadline's firing: it ends a hold whose clock
-// has run out and reports true, or sets the deadline again when the clock
-// has moved on meanwhile (a queued contender's is set again each tick).
-func (m *Monitor) clockRanOut(deadline *time.Timer) bool {
-	if left := time.Until(m.lossAt()); left > 0 {
-		deadline.Reset(left)
-		return false
+// watchAgain sets the watch again, or, when the read failed without
+// ending the hold, returns when to try next.
+func (m *Monitor) watchAgain() (<-chan zk.Event, <-chan time.Time) {
+	if ev := m.rearm(); ev != nil {
+		return ev, nil
 	}
-	if m.holding.Load() {
-		m.end(ErrCutOff)
-		return true
-	}
-	return false
-}
-
-// resetDeadline sets the deadline to the clock's current lossAt.
-func (m *Monitor) resetDeadline(deadline *time.Timer) {
-	deadline.Reset(max(time.Until(m.lossAt()), 0))
+	return nil, time.After(m.retryEvery())
 }
 
 // lossAt is when the hold must be given up (liveness.Clock.LossAt).
@@ -285,6 +277,10 @@ func (m *Monitor) onEvent(e zk.Event) error {
 // reports it to our watch as a data change. The creation zxid tells.
 func (m *Monitor) rearm() <-chan zk.Event {
 	// Bounded by the deadline: the loop must be free to serve it.
+	if sid := m.c.Conn.SessionID(); sid != 0 && sid != m.session {
+		m.end(ErrSessionExpired)
+		return nil
+	}
 	ctx, cancel := context.WithDeadline(m.requests, m.lossAt())
 	defer cancel()
 	_, stat, ev, err := m.c.GetW(ctx, m.path)

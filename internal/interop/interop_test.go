@@ -28,18 +28,28 @@ type ours struct {
 
 var variants = []ours{
 	{"sequential", func(conn *zk.Conn, path string, _ int) (zklocks.Locker, func(context.Context) context.Context, error) {
-		m, err := sequential.New(conn, path, sequential.WithSessionTimeout(zktest.DefaultSessionTimeout))
+		m, err := sequential.New(session(conn), path)
 		return m, nil, err
 	}},
 	{"reentrant", func(conn *zk.Conn, path string, i int) (zklocks.Locker, func(context.Context) context.Context, error) {
-		m, err := reentrant.New(conn, path, reentrant.WithSessionTimeout(zktest.DefaultSessionTimeout))
+		m, err := reentrant.New(session(conn), path)
 		owner := fmt.Sprintf("interop-%d", i)
 		return m, func(ctx context.Context) context.Context { return reentrant.WithOwner(ctx, owner) }, err
 	}},
 	{"timeout", func(conn *zk.Conn, path string, _ int) (zklocks.Locker, func(context.Context) context.Context, error) {
-		m, err := timeout.New(conn, path, timeout.WithSessionTimeout(zktest.DefaultSessionTimeout), timeout.WithLease(time.Second))
+		m, err := timeout.New(session(conn), path, timeout.WithLease(time.Second))
 		return m, nil, err
 	}},
+}
+
+// session is conn's zklocks.Session (zktest's connections have its
+// default timeout).
+func session(conn *zk.Conn) *zklocks.Session {
+	s, err := zklocks.NewSession(conn, zklocks.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 const (

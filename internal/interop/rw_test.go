@@ -153,7 +153,7 @@ func mixRW(t *testing.T, servers string, ours bool, peers ...rwPeer) rwRun {
 	peersDone := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := 0; ours && i < rwReaders+rwWriters; i++ {
-		m, err := rwlock.New(zktest.Connect(t), path, rwlock.WithSessionTimeout(zktest.DefaultSessionTimeout))
+		m, err := rwlock.New(zktest.Connected(t), path)
 		if err != nil {
 			t.Fatal(err)
 		}

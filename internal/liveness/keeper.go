@@ -23,6 +23,7 @@ const closedAfter = 2 * poll
 func (c *Clock) keep() {
 	defer close(c.stopped)
 	defer c.unregister() // the registry holds the connection through c
+	defer c.markClosed()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var inflight chan struct{} // closed when the keeper's sync is over; nil when none
@@ -67,8 +68,28 @@ func (c *Clock) keep() {
 				inflight = c.sync(sid)
 			}
 		}
-		timer.Reset(min(poll, max(time.Until(c.due(time.Now())), time.Millisecond)))
+		c.step(time.Now())
+		timer.Reset(c.nextLook())
 	}
+}
+
+// nextLook is how long the keeper sleeps: until its next sync is due or
+// the current epoch runs out, and never longer than a poll.
+func (c *Clock) nextLook() time.Duration {
+	now := time.Now()
+	wait := min(poll, c.due(now).Sub(now))
+	if loss := c.LossAt().Sub(now); loss > 0 {
+		wait = min(wait, loss)
+	}
+	return max(wait, time.Millisecond)
+}
+
+// markClosed ends the epoch for good: the connection is closed.
+func (c *Clock) markClosed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	c.stepLocked(time.Now())
 }
 
 // sync sends one sync on session sid and records its answer; the channel

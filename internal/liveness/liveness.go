@@ -113,6 +113,8 @@ type Clock struct {
 	l       ledger        // sid's requests and what they prove
 	moved   chan struct{} // closed and replaced when the proven moment moves on
 	waiters int           // holds waiting in AwaitFresh
+	ep      *Epoch        // the current or the last epoch (epoch.go)
+	closed  bool          // the keeper saw the connection closed
 }
 
 var registry struct {
@@ -271,8 +273,9 @@ func (c *Clock) Proven() time.Time {
 // timeout after the proven moment, less a tenth kept for timers and
 // scheduling.
 func (c *Clock) LossAt() time.Time {
-	t := c.Timeout()
-	return c.Proven().Add(t - t/10)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lossAtLocked()
 }
 
 // Fresh reports whether the clock promises at least a quarter of a

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -33,15 +34,15 @@ func (s *suite) testErrorShape(t *testing.T) {
 		want           error
 	}
 	calls := []call{
-		{"NewNilConn", "new", path, func() error { return s.v.NewErr(nil, path) }, s.v.Errors.NilConn},
-		{"NewBadPath", "new", "locks/orders", func() error { return s.v.NewErr(a.conn, "locks/orders") }, s.v.Errors.BadPath},
-		{"UnlockNotHeld", "unlock", path, func() error { return a.l.Unlock(ctx) }, s.v.Errors.NotLocked},
+		{"NewNilSession", "new", path, func() error { _, err := s.v.New(nil, path); return err }, zklocks.ErrNilSession},
+		{"NewBadPath", "new", "locks/orders", func() error { _, err := s.v.New(zktest.Session(t, a.conn), "locks/orders"); return err }, zklocks.ErrBadPath},
+		{"UnlockNotHeld", "unlock", path, func() error { return a.l.Unlock(ctx) }, zklocks.ErrNotLocked},
 		{"LockCancelled", "lock", path, func() error { return a.l.Lock(cancelled) }, context.Canceled},
 		{"TryLockCancelled", "trylock", path, func() error { return a.l.TryLock(cancelled) }, context.Canceled},
 		{"TryLockLocked", "trylock", path, func() error {
 			mustLock(t, ctx, "a", a.l)
 			return b.l.TryLock(ctx)
-		}, s.v.Errors.Locked},
+		}, zklocks.ErrLocked},
 		{"LockDeadline", "lock", path, func() error {
 			dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 			defer cancel()
@@ -49,7 +50,7 @@ func (s *suite) testErrorShape(t *testing.T) {
 		}, context.DeadlineExceeded},
 	}
 	if !s.v.Reentrant {
-		calls = append(calls, call{"LockAlreadyLocked", "lock", path, func() error { return a.l.Lock(ctx) }, s.v.Errors.AlreadyLocked})
+		calls = append(calls, call{"LockAlreadyLocked", "lock", path, func() error { return a.l.Lock(ctx) }, zklocks.ErrAlreadyLocked})
 	}
 	calls = append(calls, call{"UnlockLost", "unlock", path, func() error {
 		nodes, err := s.nodesOf(b.conn, path, a.sid)
@@ -61,7 +62,7 @@ func (s *suite) testErrorShape(t *testing.T) {
 		}
 		RequireClosedWithin(t, a.l.Done(), a.timeout+time.Second, "a, whose node was deleted")
 		return a.l.Unlock(ctx)
-	}, s.v.Errors.Lost})
+	}, zklocks.ErrLockLost})
 
 	for _, c := range calls {
 		t.Run(c.name, func(t *testing.T) {

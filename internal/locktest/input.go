@@ -5,16 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/lockopt"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
-// testBadInput: New refuses bad paths and a nil connection with the
-// variant's sentinels, never panics, and sends nothing to ZooKeeper.
+// testBadInput: New refuses bad paths, a nil session and an option of
+// another variant with the module's sentinels, never panics, and sends
+// nothing to ZooKeeper.
 func (s *suite) testBadInput(t *testing.T) {
 	admin := zktest.Connect(t)
+	session := zktest.Session(t, admin)
 	base := zktest.LockPath(t) // never created: every case below lives under it or elsewhere
 	reservedBefore := zktest.Children(t, admin, "/zookeeper")
 
@@ -38,28 +43,32 @@ func (s *suite) testBadInput(t *testing.T) {
 		{"ReservedDeep", "/zookeeper/a/b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := s.v.NewErr(admin, tc.path)
-			if !errors.Is(err, s.v.Errors.BadPath) {
-				t.Errorf("New(conn, %q) = %v, want %v", tc.path, err, s.v.Errors.BadPath)
+			l, err := s.v.New(session, tc.path)
+			if !errors.Is(err, zklocks.ErrBadPath) {
+				t.Errorf("New(s, %q) = %v, %v; want %v", tc.path, l, err, zklocks.ErrBadPath)
 			}
 		})
 	}
-	t.Run("NilConn", func(t *testing.T) {
-		if err := s.v.NewErr(nil, base); !errors.Is(err, s.v.Errors.NilConn) {
-			t.Errorf("New(nil, %q) = %v, want %v", base, err, s.v.Errors.NilConn)
+	t.Run("NilSession", func(t *testing.T) {
+		if l, err := s.v.New(nil, base); !errors.Is(err, zklocks.ErrNilSession) {
+			t.Errorf("New(nil, %q) = %v, %v; want %v", base, l, err, zklocks.ErrNilSession)
 		}
 	})
-	t.Run("SessionTimeoutNotPositive", func(t *testing.T) {
-		for _, st := range []time.Duration{-time.Second, 0} {
-			if l, err := s.v.New(admin, base, st); !errors.Is(err, s.v.Errors.BadOption) {
-				t.Errorf("New(conn, %q) with session timeout %v = %v, %v; want %v", base, st, l, err, s.v.Errors.BadOption)
-			}
+	t.Run("OptionOfAnotherVariant", func(t *testing.T) {
+		l, err := s.v.New(session, base, foreignOption)
+		if !errors.Is(err, zklocks.ErrBadOption) || !strings.Contains(err.Error(), foreignOptionName) {
+			t.Errorf("New(s, %q, %s) = %v, %v; want %v naming the option", base, foreignOptionName, l, err, zklocks.ErrBadOption)
+		}
+	})
+	t.Run("NilOptionIgnored", func(t *testing.T) {
+		if _, err := s.v.New(session, base, nil); err != nil {
+			t.Errorf("New(s, %q, nil) = %v, want nil", base, err)
 		}
 	})
 	t.Run("GoodPathsAccepted", func(t *testing.T) {
 		for _, p := range []string{base, base + "/a.b/..c/-x_", "/zookeeperx", "/zookeeper-locks/a"} {
-			if err := s.v.NewErr(admin, p); err != nil {
-				t.Errorf("New(conn, %q) = %v, want nil", p, err)
+			if _, err := s.v.New(session, p); err != nil {
+				t.Errorf("New(s, %q) = %v, want nil", p, err)
 			}
 		}
 	})
@@ -85,7 +94,7 @@ func (s *suite) testNotLocked(t *testing.T) {
 	path := zktest.LockPath(t)
 	a := s.newClient(t, path, 0)
 	b := s.newClient(t, path, 0)
-	want := s.v.Errors.NotLocked
+	want := zklocks.ErrNotLocked
 
 	if err := a.l.Unlock(ctx); !errors.Is(err, want) {
 		t.Errorf("Unlock without Lock: %v, want %v", err, want)
@@ -94,8 +103,8 @@ func (s *suite) testNotLocked(t *testing.T) {
 	if err := b.l.Unlock(ctx); !errors.Is(err, want) {
 		t.Errorf("Unlock by a non-owner while a holds: %v, want %v", err, want)
 	}
-	if err := b.l.TryLock(ctx); !errors.Is(err, s.v.Errors.Locked) {
-		t.Fatalf("b: TryLock while a holds: %v, want %v", err, s.v.Errors.Locked)
+	if err := b.l.TryLock(ctx); !errors.Is(err, zklocks.ErrLocked) {
+		t.Fatalf("b: TryLock while a holds: %v, want %v", err, zklocks.ErrLocked)
 	}
 	if err := b.l.Unlock(ctx); !errors.Is(err, want) {
 		t.Errorf("Unlock after a failed TryLock: %v, want %v", err, want)
@@ -142,8 +151,8 @@ func (s *suite) testClosedConn(t *testing.T) {
 			t.Logf("%s on a closed connection: %v", call.name, err)
 		}
 	}
-	if err := c.l.Unlock(ctx); !errors.Is(err, s.v.Errors.NotLocked) {
-		t.Errorf("Unlock on a closed connection without a hold: %v, want %v", err, s.v.Errors.NotLocked)
+	if err := c.l.Unlock(ctx); !errors.Is(err, zklocks.ErrNotLocked) {
+		t.Errorf("Unlock on a closed connection without a hold: %v, want %v", err, zklocks.ErrNotLocked)
 	}
 	if err := syncPath(admin, path); err != nil {
 		t.Fatal(err)
@@ -162,7 +171,7 @@ func (s *suite) testAlreadyLocked(t *testing.T) {
 	path := zktest.LockPath(t)
 	a := s.newClient(t, path, 0)
 	b := s.newClient(t, path, 0)
-	want := s.v.Errors.AlreadyLocked
+	want := zklocks.ErrAlreadyLocked
 
 	mustLock(t, ctx, "a", a.l)
 	if s.v.Reentrant {
@@ -241,7 +250,13 @@ func (s *suite) holderLocksAgain(t *testing.T, ctx context.Context, path string,
 		t.Errorf("Token() = %d after the last Unlock, want 0", tok)
 	}
 	s.requireNoNodes(t, a.conn, path, a, "the last Unlock")
-	if err := a.l.Unlock(ctx); !errors.Is(err, s.v.Errors.NotLocked) {
-		t.Errorf("Unlock after the last one: %v, want %v", err, s.v.Errors.NotLocked)
+	if err := a.l.Unlock(ctx); !errors.Is(err, zklocks.ErrNotLocked) {
+		t.Errorf("Unlock after the last one: %v, want %v", err, zklocks.ErrNotLocked)
 	}
 }
+
+// foreignOption is an option of no variant: every New must refuse it
+// rather than ignore it.
+var foreignOption zklocks.Option = func(o *lockopt.Options) { o.Set(foreignOptionName, true) }
+
+const foreignOptionName = "locktest.WithNothing"

@@ -7,11 +7,9 @@
 //	func TestConformance(t *testing.T) {
 //		locktest.Run(t, locktest.Variant{
 //			Name: "naive",
-//			New: func(conn *zk.Conn, path string, st time.Duration) (zklocks.Locker, error) {
-//				return naive.New(conn, path, naive.WithSessionTimeout(st))
+//			New: func(s *zklocks.Session, path string, opts ...zklocks.Option) (zklocks.Locker, error) {
+//				return naive.New(s, path, opts...)
 //			},
-//			NewErr: func(conn *zk.Conn, path string) error { _, err := naive.New(conn, path); return err },
-//			Errors: locktest.Errors{BadPath: naive.ErrBadPath, ...},
 //			Layout: locktest.NodeAtPath,
 //		})
 //	}
@@ -29,7 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -60,28 +57,14 @@ func (l Layout) String() string {
 	return fmt.Sprintf("Layout(%d)", int(l))
 }
 
-// Errors are a variant's sentinel errors; the suite compares with errors.Is.
-type Errors struct {
-	BadPath       error // New with an invalid path
-	NilConn       error // New with a nil connection
-	Locked        error // TryLock while another session holds the lock
-	NotLocked     error // Unlock without a hold, double Unlock, Unlock by a non-owner
-	Lost          error // Unlock after the hold was lost
-	AlreadyLocked error // Lock or TryLock on a Mutex that holds (unless Reentrant) or is acquiring
-	BadOption     error // New with an impossible option: a session timeout that is not positive
-}
-
 // Variant describes one lock implementation to the suite.
 type Variant struct {
 	Name string
-	// New makes one contender on conn for path; sessionTimeout is conn's
-	// session timeout (pass it via WithSessionTimeout).
-	New func(conn *zk.Conn, path string, sessionTimeout time.Duration) (zklocks.Locker, error)
-	// NewErr calls the constructor with possibly bad input, for the
-	// bad-input table (nil conn, bad paths).
-	NewErr func(conn *zk.Conn, path string) error
-	// Errors are the variant's sentinels.
-	Errors Errors
+	// New makes one contender on session s for path, with opts (the
+	// suite passes zklocks.WithLogger, and an option of no variant, which
+	// New must refuse with zklocks.ErrBadOption). Every variant returns
+	// the module's sentinels (zklocks.ErrLocked, ...).
+	New func(s *zklocks.Session, path string, opts ...zklocks.Option) (zklocks.Locker, error)
 	// FIFO: contenders acquire in the order they queued (sequential family).
 	FIFO bool
 	// Reentrant: a contender that holds the lock may lock it again (the
@@ -93,11 +76,6 @@ type Variant struct {
 	Reentrant bool
 	// Layout: NodeAtPath (naive) or ChildrenOfPath (sequential family).
 	Layout Layout
-	// NewLogged is New with an operation log written to l (the variant's
-	// WithLogger). The OperationLog behaviour checks the events and skips
-	// when NewLogged is nil. Every record must carry lock=<Name up to its
-	// first "/"> and path=<the lock path> (see internal/oplog).
-	NewLogged func(conn *zk.Conn, path string, sessionTimeout time.Duration, l *slog.Logger) (zklocks.Locker, error)
 }
 
 // Stater is implemented by locks that count their own traffic.
@@ -155,19 +133,6 @@ func (v Variant) validate() error {
 	if v.New == nil {
 		missing = append(missing, "New")
 	}
-	if v.NewErr == nil {
-		missing = append(missing, "NewErr")
-	}
-	e := v.Errors
-	for _, f := range []struct {
-		name string
-		err  error
-	}{{"BadPath", e.BadPath}, {"NilConn", e.NilConn}, {"Locked", e.Locked},
-		{"NotLocked", e.NotLocked}, {"Lost", e.Lost}, {"AlreadyLocked", e.AlreadyLocked}, {"BadOption", e.BadOption}} {
-		if f.err == nil {
-			missing = append(missing, "Errors."+f.name)
-		}
-	}
 	if v.Layout != NodeAtPath && v.Layout != ChildrenOfPath {
 		missing = append(missing, "Layout")
 	}
@@ -204,7 +169,7 @@ func (s *suite) newClient(t *testing.T, path string, timeout time.Duration, opts
 
 func (s *suite) newLocker(t *testing.T, conn *zk.Conn, path string, timeout time.Duration) zklocks.Locker {
 	t.Helper()
-	l, err := s.v.New(conn, path, timeout)
+	l, err := s.v.New(zktest.Session(t, conn), path)
 	if err != nil {
 		t.Fatalf("%s: New(%q): %v", s.v.Name, path, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -42,8 +43,8 @@ func (s *suite) testCrashRelease(t *testing.T) {
 		RequireClosedWithin(t, h.l.Done(), ExpirySessionTimeout+lossSlack, "holder after its session expired")
 
 		cutter.Heal()
-		if err := h.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
-			t.Errorf("holder: Unlock after its session expired: %v, want %v", err, s.v.Errors.Lost)
+		if err := h.l.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
+			t.Errorf("holder: Unlock after its session expired: %v, want %v", err, zklocks.ErrLockLost)
 		}
 		if IsClosed(w.l.Done()) {
 			t.Fatal("waiter: Done() closed after the old holder's Unlock")
@@ -111,8 +112,8 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 		if o.l.Token() <= token {
 			t.Errorf("other: Token() = %d, not larger than the lost hold's %d", o.l.Token(), token)
 		}
-		if err := h.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
-			t.Errorf("holder: Unlock after losing the lock: %v, want %v", err, s.v.Errors.Lost)
+		if err := h.l.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
+			t.Errorf("holder: Unlock after losing the lock: %v, want %v", err, zklocks.ErrLockLost)
 		}
 		if tok := h.l.Token(); tok != 0 {
 			t.Errorf("holder: Token() = %d after Unlock reported the loss, want 0", tok)
@@ -145,8 +146,8 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 		case <-time.After(lossSlack):
 			t.Fatalf("holder: Done() still open %v after the cut and its session's expiry", time.Since(start))
 		}
-		if err := h.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
-			t.Errorf("holder: Unlock after its session expired: %v, want %v", err, s.v.Errors.Lost)
+		if err := h.l.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
+			t.Errorf("holder: Unlock after its session expired: %v, want %v", err, zklocks.ErrLockLost)
 		}
 		s.requireNoNodes(t, h.conn, path, h, "the session's expiry")
 		// The same Mutex works again on the connection's new session.

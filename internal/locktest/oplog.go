@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
@@ -21,9 +22,6 @@ import (
 // acquires, an operator deletes b's node, b loses the hold. Each event is
 // written once, by the client it happened to, with its node and token.
 func (s *suite) testOperationLog(t *testing.T) {
-	if s.v.NewLogged == nil {
-		t.Skipf("%s: Variant.NewLogged not set", s.v.Name)
-	}
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	admin := zktest.Connect(t)
@@ -73,8 +71,8 @@ func (s *suite) testOperationLog(t *testing.T) {
 	if lost.Int(oplog.KeyToken) != tokenB || lost.Str(oplog.KeyNode) != acqB.Str(oplog.KeyNode) {
 		t.Errorf("b's lost: %v, want node %s and token %d", lost, acqB.Str(oplog.KeyNode), tokenB)
 	}
-	if err := b.l.Unlock(ctx); !errors.Is(err, s.v.Errors.Lost) {
-		t.Errorf("b: Unlock after the loss: %v, want %v", err, s.v.Errors.Lost)
+	if err := b.l.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
+		t.Errorf("b: Unlock after the loss: %v, want %v", err, zklocks.ErrLockLost)
 	}
 
 	// Once each, and nothing else: a lost hold logs no release.
@@ -91,13 +89,13 @@ func (s *suite) testOperationLog(t *testing.T) {
 	s.checkIdentity(t, path, append(recA.Records(), recB.Records()...))
 }
 
-// newLoggedClient is newClient with the variant's NewLogged.
+// newLoggedClient is newClient with an operation log written to l.
 func (s *suite) newLoggedClient(t *testing.T, path string, l *slog.Logger) client {
 	t.Helper()
 	conn := zktest.Connect(t, zktest.WithSessionTimeout(SessionTimeout))
-	lk, err := s.v.NewLogged(conn, path, SessionTimeout, l)
+	lk, err := s.v.New(zktest.Session(t, conn), path, zklocks.WithLogger(l))
 	if err != nil {
-		t.Fatalf("%s: NewLogged(%q): %v", s.v.Name, path, err)
+		t.Fatalf("%s: New(%q, WithLogger): %v", s.v.Name, path, err)
 	}
 	return client{conn: conn, l: lk, sid: conn.SessionID(), timeout: SessionTimeout}
 }

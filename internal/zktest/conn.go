@@ -1,6 +1,7 @@
 package zktest
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -63,6 +64,7 @@ func WithDialer(d zk.Dialer) ConnOption {
 type connInfo struct {
 	cutter  *Cutter
 	timeout time.Duration // asked for
+	session *zklocks.Session
 }
 
 var conns sync.Map // *zk.Conn -> *connInfo
@@ -90,46 +92,58 @@ func Connect(t testing.TB, opts ...ConnOption) *zk.Conn {
 	return conn
 }
 
-// open dials a connection and starts the goroutine that drains its
-// events. The returned func closes it and waits for that goroutine.
+// open opens a connection with zklocks.Connect. The returned func closes
+// it and waits for its goroutines.
 func open(t testing.TB, servers []string, cfg connConfig) (*zk.Conn, func()) {
 	t.Helper()
 	cutter := newCutter(cfg.dialer)
-	callback := cfg.callback
-	if callback == nil {
-		callback = func(zk.Event) {}
+	callback := func(ev zk.Event) {
+		if cfg.callback != nil {
+			cfg.callback(ev)
+		}
+		if cfg.events != nil {
+			select {
+			case cfg.events <- ev:
+			default:
+			}
+		}
 	}
-	conn, events, err := zklocks.Connect(servers, cfg.timeout, zk.WithLogger(quiet{}), zk.WithLogInfo(false),
-		zk.WithDialer(cutter.Dialer()), zk.WithEventCallback(callback))
+	ctx, cancel := context.WithTimeout(context.Background(), sessionWait)
+	defer cancel()
+	s, err := zklocks.Connect(ctx, servers, cfg.timeout, zklocks.WithZKLogger(quiet{}),
+		zklocks.WithZKOptions(zk.WithDialer(cutter.Dialer()), zk.WithEventCallback(callback)))
 	if err != nil {
 		t.Fatalf("zktest: connect to %v: %v", servers, err)
 	}
-	conns.Store(conn, &connInfo{cutter: cutter, timeout: cfg.timeout})
-	drained := make(chan struct{})
-	go drain(events, cfg.events, drained)
+	conn := s.Conn()
+	conns.Store(conn, &connInfo{cutter: cutter, timeout: cfg.timeout, session: s})
 	return conn, func() {
-		conn.Close()
+		closed := make(chan struct{})
+		go func() { s.Close(); close(closed) }()
 		select {
-		case <-drained:
+		case <-closed:
 		case <-time.After(10 * time.Second):
-			t.Errorf("zktest: the connection's event channel was not closed 10s after Close")
+			t.Errorf("zktest: the connection's goroutines had not ended 10s after Close")
 		}
 		conns.Delete(conn)
 	}
 }
 
-// drain reads events until the client closes the channel (after Close),
-// forwarding each one to fwd when it has room.
-func drain(events <-chan zk.Event, fwd chan<- zk.Event, done chan<- struct{}) {
-	defer close(done)
-	for ev := range events {
-		if fwd != nil {
-			select {
-			case fwd <- ev:
-			default:
-			}
-		}
+// Session returns the zklocks.Session of a connection Connect opened,
+// which knows the session timeout the servers granted it.
+func Session(t testing.TB, conn *zk.Conn) *zklocks.Session {
+	t.Helper()
+	info, ok := conns.Load(conn)
+	if !ok {
+		t.Fatalf("zktest: Session of a connection zktest did not open (or already closed)")
 	}
+	return info.(*connInfo).session
+}
+
+// Connected is Connect's Session: a new session, one simulated client.
+func Connected(t testing.TB, opts ...ConnOption) *zklocks.Session {
+	t.Helper()
+	return Session(t, Connect(t, opts...))
 }
 
 // waitSession polls until conn has a session other than notSID.

@@ -1,0 +1,160 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/zklocks/zklocks"
+)
+
+// HoldCostResult is what holding Held locks idle, all on one session,
+// costs while nothing else happens: the price of a lock per shard or per
+// tenant on one connection.
+type HoldCostResult struct {
+	Variant string
+	Held    int
+	Idle    time.Duration // the window measured
+	// PacketsPerSec is what the servers received from every client in
+	// the window (mntr, all members), per second: the session's pings,
+	// the keeper's syncs, and whatever the held locks send.
+	PacketsPerSec float64
+	// CPUPerSec is this process's CPU time (user and system) per second
+	// of the window: the client side, go-zookeeper included.
+	CPUPerSec time.Duration
+	// Goroutines is how many goroutines the held locks added, and
+	// HeapPerLock the live heap each held lock added, in bytes (both
+	// measured after a GC, against the session alone).
+	Goroutines  int
+	HeapPerLock float64
+}
+
+// holdParallel bounds the Locks and Unlocks in flight while the locks are
+// taken and given back (not measured).
+const holdParallel = 64
+
+// MeasureHoldCost takes n locks of v, each on a path of its own, on one
+// session, holds them idle for idle, and measures what that window cost.
+// It leaves nothing on the ensemble.
+func MeasureHoldCost(ctx context.Context, servers []string, v Variant, n int, idle time.Duration) (HoldCostResult, error) {
+	res := HoldCostResult{Variant: v.Name, Held: n, Idle: idle}
+	if v.New == nil {
+		return res, fmt.Errorf("bench: %s is run by a driver: its hold cost is not measured in this process", v.Name)
+	}
+	if n < 0 || idle <= 0 {
+		return res, errors.New("bench: hold cost needs n >= 0 and a positive idle window")
+	}
+	ss, err := connectAll(ctx, servers, 1)
+	if err != nil {
+		return res, err
+	}
+	defer closeAll(ss)
+	s := ss[0]
+	dir, err := makeRunDir(s.conn, v.Name+"-hold")
+	if err != nil {
+		return res, err
+	}
+	defer deleteTree(s.conn, dir)
+
+	g0, h0 := liveCounts()
+	locks, err := holdAll(ctx, v, s.zs, dir, n)
+	defer releaseAll(ctx, v, locks)
+	if err != nil {
+		return res, err
+	}
+	g1, h1 := liveCounts()
+	res.Goroutines = g1 - g0
+	if n > 0 {
+		res.HeapPerLock = float64(h1-h0) / float64(n)
+	}
+
+	settle(ctx, servers)
+	before, err := takeSnapshot(servers)
+	if err != nil {
+		return res, err
+	}
+	cpu0, t0 := processCPU(), time.Now()
+	select {
+	case <-time.After(idle):
+	case <-ctx.Done():
+		return res, ctx.Err()
+	}
+	cpu1, window := processCPU(), time.Since(t0)
+	after, err := takeSnapshot(servers)
+	if err != nil {
+		return res, err
+	}
+	counts, err := diff(before, after)
+	if err != nil {
+		return res, err
+	}
+	res.Idle = window
+	res.PacketsPerSec = float64(counts.PacketsReceived) / window.Seconds()
+	res.CPUPerSec = time.Duration(float64(cpu1-cpu0) / window.Seconds())
+	for _, l := range locks {
+		select {
+		case <-l.Done():
+			return res, fmt.Errorf("bench: %s: a held lock was lost while idle", v.Name)
+		default:
+		}
+	}
+	return res, nil
+}
+
+// holdAll makes n locks of v under dir on s and takes each.
+func holdAll(ctx context.Context, v Variant, s *zklocks.Session, dir string, n int) ([]zklocks.Locker, error) {
+	locks := make([]zklocks.Locker, n)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(holdParallel)
+	for i := range locks {
+		l, err := v.New(s, fmt.Sprintf("%s/l%d", dir, i))
+		if err != nil {
+			return nil, err
+		}
+		locks[i] = l
+		g.Go(func() error {
+			lctx := gctx
+			if v.Context != nil {
+				lctx = v.Context(gctx, i)
+			}
+			if err := l.Lock(lctx); err != nil {
+				return fmt.Errorf("bench: %s Lock %d of %d: %w", v.Name, i+1, n, err)
+			}
+			return nil
+		})
+	}
+	return locks, g.Wait()
+}
+
+// releaseAll unlocks every lock; a lock that was never taken answers
+// ErrNotLocked, which is ignored.
+func releaseAll(ctx context.Context, v Variant, locks []zklocks.Locker) {
+	var g errgroup.Group
+	g.SetLimit(holdParallel)
+	for i, l := range locks {
+		if l == nil {
+			continue
+		}
+		g.Go(func() error {
+			uctx := context.WithoutCancel(ctx)
+			if v.Context != nil {
+				uctx = v.Context(uctx, i)
+			}
+			_ = l.Unlock(uctx)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// liveCounts returns the goroutines and the live heap after a GC.
+func liveCounts() (goroutines int, heap uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return runtime.NumGoroutine(), ms.HeapAlloc
+}

@@ -1,0 +1,112 @@
+package liveness
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Why an epoch ended, as returned by Epoch.Reason.
+var (
+	ErrCutOff  = errors.New("cut off from the ensemble long enough for the session to expire")
+	ErrExpired = fmt.Errorf("session expired: %w", zk.ErrSessionExpired)
+	ErrClosed  = fmt.Errorf("connection closed: %w", zk.ErrClosing)
+)
+
+// Epoch is one stretch of a session during which the clock promises that
+// the leader has not expired it: it begins when the session is proven
+// alive and ends, for good, at the first of the clock running out
+// (LossAt), the session changing (an expiry) or the connection closing.
+// A session that is proven alive again after its clock ran out starts a
+// new epoch: whatever relied on the old one must not assume it lasted.
+//
+// One epoch is shared by every hold on the connection, so the clock's
+// keeper alone times the loss, and a thousand holds wait on one channel
+// instead of a thousand timers.
+type Epoch struct {
+	sid    int64
+	over   chan struct{}
+	reason error // set before over closes
+}
+
+// Over is closed when the epoch ends.
+func (e *Epoch) Over() <-chan struct{} { return e.over }
+
+// Reason says why the epoch ended, or nil while it lasts.
+func (e *Epoch) Reason() error {
+	select {
+	case <-e.over:
+		return e.reason
+	default:
+		return nil
+	}
+}
+
+// Session is the session id the epoch is about; 0 for the epoch returned
+// while there is no session.
+func (e *Epoch) Session() int64 { return e.sid }
+
+func (e *Epoch) end(reason error) {
+	e.reason = reason
+	close(e.over)
+}
+
+// noEpoch is what Epoch returns while nothing is proven alive.
+func noEpoch(reason error) *Epoch {
+	e := &Epoch{over: make(chan struct{})}
+	e.end(reason)
+	return e
+}
+
+// Epoch returns the current epoch, ended (with why) when the session is
+// not proven alive now.
+func (c *Clock) Epoch() *Epoch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stepLocked(time.Now())
+	return c.ep
+}
+
+// step ends the current epoch when its time is up and begins the next one
+// when the session is proven alive again. The keeper calls it at every
+// look and at LossAt; Epoch calls it too, so that no caller depends on the
+// keeper's timing.
+func (c *Clock) step(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stepLocked(now)
+}
+
+func (c *Clock) stepLocked(now time.Time) {
+	sid := c.conn.SessionID()
+	if c.ep != nil && c.ep.Reason() == nil {
+		switch {
+		case c.closed:
+			c.ep.end(ErrClosed)
+		case sid != c.ep.sid:
+			c.ep.end(ErrExpired)
+		case !now.Before(c.lossAtLocked()):
+			c.ep.end(ErrCutOff)
+		default:
+			return
+		}
+	}
+	switch {
+	case c.closed:
+		c.ep = noEpoch(ErrClosed)
+	case sid != 0 && sid == c.sid && now.Before(c.lossAtLocked()):
+		c.ep = &Epoch{sid: sid, over: make(chan struct{})}
+	case c.ep == nil:
+		c.ep = noEpoch(ErrCutOff)
+	}
+}
+
+// lossAtLocked is LossAt with mu held.
+func (c *Clock) lossAtLocked() time.Time {
+	if c.sid == 0 || c.sid != c.conn.SessionID() || c.l.proven.IsZero() {
+		return time.Time{}
+	}
+	return c.l.proven.Add(c.timeout - c.timeout/10)
+}

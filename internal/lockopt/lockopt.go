@@ -1,0 +1,46 @@
+// Package lockopt holds the options of every lock, behind the one
+// zklocks.Option type: the ones all variants share (ACL, logger) as
+// fields, and each variant's own by name, so that a variant can tell an
+// option meant for another variant from its own and refuse it instead of
+// ignoring it.
+package lockopt
+
+import (
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Options is what a lock's options set.
+type Options struct {
+	ACL    []zk.ACL
+	Logger *slog.Logger
+
+	own map[string]any // a variant's own options, by the option's name
+}
+
+// Set records a variant's own option under its name, such as
+// "timeout.WithLease".
+func (o *Options) Set(name string, v any) {
+	if o.own == nil {
+		o.own = map[string]any{}
+	}
+	o.own[name] = v
+}
+
+// Take returns the value of the option named name and forgets it; ok is
+// false when it was not given.
+func Take[T any](o *Options, name string) (v T, ok bool) {
+	raw, ok := o.own[name]
+	if ok {
+		delete(o.own, name)
+		v, ok = raw.(T)
+	}
+	return v, ok
+}
+
+// Left returns, sorted, the names of the options no Take consumed: given
+// to a variant they do not belong to.
+func (o *Options) Left() []string { return slices.Sorted(maps.Keys(o.own)) }

@@ -1,0 +1,216 @@
+package zklocks_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+func TestMain(m *testing.M) { zktest.Main(m) }
+
+// connect is zklocks.Connect for a test: quiet, bounded, closed at the end.
+func connect(t *testing.T, timeout time.Duration, opts ...zklocks.ConnectOption) *zklocks.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	s, err := zklocks.Connect(ctx, zktest.Servers(t), timeout, append([]zklocks.ConnectOption{zklocks.WithZKLogger(nil)}, opts...)...)
+	if err != nil {
+		t.Fatalf("Connect(%v): %v", timeout, err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// The servers clamp the timeout a client asks for to their bounds
+// ([2, 20] ticks by default; the local ensemble allows up to 60s), and the
+// locks' arithmetic must use what they granted. The bounds are the
+// servers' own, so the test asks on either side of them: two asks below
+// the minimum get the same grant, above the asks; two above the maximum
+// get the same grant, below the asks; and a grant between them is
+// granted as asked.
+func TestConnectLearnsTheGrantedTimeout(t *testing.T) {
+	tiny, tinier := connect(t, 10*time.Millisecond).Timeout(), connect(t, time.Millisecond).Timeout()
+	if tiny != tinier || tiny <= 10*time.Millisecond {
+		t.Errorf("asked 10ms and 1ms: granted %v and %v; want one minimum above both", tiny, tinier)
+	}
+	huge, huger := connect(t, time.Hour).Timeout(), connect(t, 2*time.Hour).Timeout()
+	if huge != huger || huge >= time.Hour {
+		t.Errorf("asked 1h and 2h: granted %v and %v; want one maximum below both", huge, huger)
+	}
+	if between := 2 * tiny; between < huge {
+		if got := connect(t, between).Timeout(); got != between {
+			t.Errorf("asked %v, within [%v, %v]: granted %v", between, tiny, huge, got)
+		}
+	}
+}
+
+// go-zookeeper's log goes where WithZKLogger says, the line Connect reads
+// the grant from included.
+func TestConnectPassesTheLogOn(t *testing.T) {
+	l := &lines{}
+	connect(t, 2*time.Second, zklocks.WithZKLogger(l))
+	if l.count() == 0 {
+		t.Error("WithZKLogger's logger got no line of the connection's log")
+	}
+}
+
+// Connect waits for a session only as long as ctx allows, and leaves no
+// connection behind when ctx ends first.
+func TestConnectHonoursCtx(t *testing.T) {
+	zktest.VerifyNoLeaks(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	s, err := zklocks.Connect(ctx, []string{ln.Addr().String()}, 2*time.Second, zklocks.WithZKLogger(nil))
+	if !errors.Is(err, context.DeadlineExceeded) || s != nil {
+		t.Fatalf("Connect to a silent server = %v, %v; want context.DeadlineExceeded", s, err)
+	}
+	if took := time.Since(start); took > 900*time.Millisecond {
+		t.Errorf("Connect returned %v after a 300ms ctx", took)
+	}
+}
+
+func TestNewSessionChecksItsInput(t *testing.T) {
+	conn := zktest.Connect(t)
+	for _, tc := range []struct {
+		name string
+		conn *zk.Conn
+		opts []zklocks.SessionOption
+		want error
+	}{
+		{"NilConn", nil, []zklocks.SessionOption{zklocks.WithSessionTimeout(time.Second)}, zklocks.ErrNilConn},
+		{"NoTimeout", conn, nil, zklocks.ErrBadOption},
+		{"ZeroTimeout", conn, []zklocks.SessionOption{zklocks.WithSessionTimeout(0)}, zklocks.ErrBadOption},
+		{"NegativeTimeout", conn, []zklocks.SessionOption{zklocks.WithSessionTimeout(-time.Second)}, zklocks.ErrBadOption},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if s, err := zklocks.NewSession(tc.conn, tc.opts...); !errors.Is(err, tc.want) || s != nil {
+				t.Errorf("NewSession = %v, %v; want %v", s, err, tc.want)
+			}
+		})
+	}
+	s, err := zklocks.NewSession(conn, zklocks.WithSessionTimeout(zktest.DefaultSessionTimeout))
+	if err != nil || s.Timeout() != zktest.DefaultSessionTimeout || s.Conn() != conn || s.ID() != conn.SessionID() {
+		t.Fatalf("NewSession = %+v, %v; want a session of conn with its timeout", s, err)
+	}
+}
+
+// Session.Done is about the session the connection has now: it closes
+// when that session ends (here the cut that starves it gives it up
+// first, then it expires), and the next session, once proven alive, has
+// a Done of its own.
+func TestSessionDoneClosesWhenItEndsAndTheNextSessionHasItsOwn(t *testing.T) {
+	conn := zktest.Connect(t, zktest.WithSessionTimeout(time.Second))
+	s := zktest.Session(t, conn)
+	done := s.Done()
+	if err := s.Err(); err != nil {
+		t.Fatalf("Err on a fresh session = %v, want nil", err)
+	}
+	zktest.ExpireSession(t, conn)
+	waitClosed(t, done, 5*time.Second, "Done of the expired session")
+	next := awaitOpen(t, s, 10*time.Second)
+	if next == done {
+		t.Fatal("the new session's Done is the old one's")
+	}
+	if err := s.Err(); err != nil {
+		t.Errorf("Err on the new session = %v, want nil", err)
+	}
+}
+
+// A client cut off from the ensemble gives the session up before the
+// servers can expire it: Done closes less than a session timeout after
+// the cut.
+func TestSessionDoneClosesWhenCutOff(t *testing.T) {
+	const timeout = 2 * time.Second
+	cut := zktest.NewCutter()
+	s := zktest.Connected(t, zktest.WithDialer(cut.Dialer()), zktest.WithSessionTimeout(timeout))
+	done := s.Done()
+	start := time.Now()
+	cut.Silence()
+	defer cut.Heal()
+	waitClosed(t, done, 2*timeout, "Done of the silenced session")
+	if took := time.Since(start); took >= timeout {
+		t.Errorf("Done closed %v after the cut; want less than the session timeout %v", took, timeout)
+	}
+	if err := s.Err(); !errors.Is(err, zklocks.ErrSessionLost) {
+		t.Errorf("Err when cut off = %v, want ErrSessionLost", err)
+	}
+}
+
+func TestSessionDoneClosesOnClose(t *testing.T) {
+	s := connect(t, 2*time.Second)
+	done := s.Done()
+	s.Close()
+	waitClosed(t, done, 5*time.Second, "Done of the closed session")
+	if err := s.Err(); !errors.Is(err, zklocks.ErrSessionLost) || !errors.Is(err, zk.ErrClosing) {
+		t.Errorf("Err after Close = %v, want ErrSessionLost and zk.ErrClosing", err)
+	}
+}
+
+func waitClosed(t *testing.T, ch <-chan struct{}, within time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(within):
+		t.Fatalf("%s still open after %v", what, within)
+	}
+}
+
+// awaitOpen polls s.Done until it is an open channel: the session proven
+// alive again.
+func awaitOpen(t *testing.T, s *zklocks.Session, within time.Duration) <-chan struct{} {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ch := s.Done()
+		select {
+		case <-ch:
+		default:
+			return ch
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no session proven alive %v after the expiry (Err %v)", within, s.Err())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lines is a zk.Logger that counts what it is given.
+type lines struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *lines) Printf(string, ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+}
+
+func (l *lines) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
