@@ -31,6 +31,9 @@ type HoldCostResult struct {
 	// measured after a GC, against the session alone).
 	Goroutines  int
 	HeapPerLock float64
+	// Lost counts the held locks whose Done closed during the window: a
+	// hold that could not be kept up (a lease that lapsed under load).
+	Lost int
 }
 
 // holdParallel bounds the Locks and Unlocks in flight while the locks are
@@ -69,7 +72,7 @@ func MeasureHoldCost(ctx context.Context, servers []string, v Variant, n int, id
 	g1, h1 := liveCounts()
 	res.Goroutines = g1 - g0
 	if n > 0 {
-		res.HeapPerLock = float64(h1-h0) / float64(n)
+		res.HeapPerLock = float64(h1-h0) / float64(n) // may be below 0: a GC's noise on a small n
 	}
 
 	settle(ctx, servers)
@@ -98,7 +101,7 @@ func MeasureHoldCost(ctx context.Context, servers []string, v Variant, n int, id
 	for _, l := range locks {
 		select {
 		case <-l.Done():
-			return res, fmt.Errorf("bench: %s: a held lock was lost while idle", v.Name)
+			res.Lost++
 		default:
 		}
 	}
@@ -152,9 +155,10 @@ func releaseAll(ctx context.Context, v Variant, locks []zklocks.Locker) {
 }
 
 // liveCounts returns the goroutines and the live heap after a GC.
-func liveCounts() (goroutines int, heap uint64) {
+func liveCounts() (goroutines int, heap int64) {
 	runtime.GC()
+	runtime.GC() // the first one's finalizers and clean-ups run before the second
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return runtime.NumGoroutine(), ms.HeapAlloc
+	return runtime.NumGoroutine(), int64(ms.HeapAlloc)
 }

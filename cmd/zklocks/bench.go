@@ -93,7 +93,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.DurationVar(&f.hold, "hold", 0, "critical section: how long each holder keeps the lock")
 	fs.IntVar(&f.reentries, "reentries", 1, "nested Lock/Unlock pairs per hold, for re-entrant variants (shows the count modes' cost)")
 	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
-	fs.StringVar(&f.holdCounts, "hold-counts", "1,100,1000,10000", "numbers of locks held idle on one session whose cost is measured (empty: skip)")
+	fs.StringVar(&f.holdCounts, "hold-counts", "0,1,100,1000,10000", "numbers of locks held idle on one session whose cost is measured; 0 is the session alone (empty: skip)")
 	fs.DurationVar(&f.holdIdle, "hold-idle", 10*time.Second, "idle window measured for each -hold-counts")
 	fs.StringVar(&f.holdVariants, "hold-variants", "sequential,zk-peer", "variants whose hold cost is measured")
 	fs.BoolVar(&f.fsync, "fsync", true, "local ensemble: fsync the transaction log before acknowledging (forceSync)")
@@ -120,20 +120,23 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	return f, nil
 }
 
-func parseInts(s string) ([]int, error) {
+func parseInts(s string) ([]int, error) { return parseCounts(s, "-n", 1) }
+
+// parseCounts parses flag's comma-separated numbers, each at least least.
+func parseCounts(s, flag string, least int) ([]int, error) {
 	var out []int
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 {
-			return nil, usageError{fmt.Sprintf("-n: %q is not a positive number", p)}
+		if err != nil || n < least {
+			return nil, usageError{fmt.Sprintf("%s: %q is not a number of at least %d", flag, p, least)}
 		}
 		out = append(out, n)
 	}
 	if len(out) == 0 {
-		return nil, usageError{"-n: no numbers"}
+		return nil, usageError{flag + ": no numbers"}
 	}
 	return out, nil
 }
@@ -530,7 +533,7 @@ func measureHoldCosts(ctx context.Context, servers []string, f benchFlags, rep *
 	if strings.TrimSpace(f.holdCounts) == "" {
 		return nil
 	}
-	counts, err := parseInts(f.holdCounts)
+	counts, err := parseCounts(f.holdCounts, "-hold-counts", 0)
 	if err != nil {
 		return []string{fmt.Sprintf("-hold-counts: %v", err)}
 	}

@@ -8,12 +8,18 @@ import (
 	"github.com/zklocks/zklocks/internal/zkconn"
 )
 
-// poll is how often the keeper looks at the connection's state.
-const poll = 50 * time.Millisecond
+// pollOf is how often the keeper looks at the connection's state: a
+// fortieth of a session timeout, between 10ms and 250ms. The looks date
+// a reconnection's credit (the last look that saw the session up), so a
+// coarser poll credits up to a poll less; it never delays a loss, whose
+// moment the keeper's timer aims at directly. An idle session costs the
+// client its looks, so they are few: four a second at 10s.
+func pollOf(timeout time.Duration) time.Duration {
+	return min(max(timeout/40, 10*time.Millisecond), 250*time.Millisecond)
+}
 
-// closedAfter is how long the keeper must see StateDisconnected, at every
-// look, before it takes the connection for closed.
-const closedAfter = 2 * poll
+// minPoll paces the keeper's retries of a failed sync.
+const minPoll = 50 * time.Millisecond
 
 // keep is the keeper of the package doc. It ends once the connection has
 // been closed: StateDisconnected on every look for closedAfter, and then
@@ -42,6 +48,8 @@ func (c *Clock) keep() {
 			inflight = nil
 		}
 		now := time.Now()
+		poll := pollOf(c.Timeout())
+		closedAfter := 2 * poll // StateDisconnected at every look this long: maybe closed
 		state, sid := c.conn.State(), c.conn.SessionID()
 		switch {
 		case state == zk.StateDisconnected:
@@ -69,13 +77,13 @@ func (c *Clock) keep() {
 			}
 		}
 		c.step(time.Now())
-		timer.Reset(c.nextLook())
+		timer.Reset(c.nextLook(poll))
 	}
 }
 
 // nextLook is how long the keeper sleeps: until its next sync is due or
 // the current epoch runs out, and never longer than a poll.
-func (c *Clock) nextLook() time.Duration {
+func (c *Clock) nextLook(poll time.Duration) time.Duration {
 	now := time.Now()
 	wait := min(poll, c.due(now).Sub(now))
 	if loss := c.LossAt().Sub(now); loss > 0 {
@@ -104,7 +112,7 @@ func (c *Clock) sync(sid int64) chan struct{} {
 		if _, err := c.conn.Sync("/"); err == nil {
 			c.Answered(sid, sent, time.Now(), true)
 		} else {
-			time.Sleep(poll) // a failed sync is not sent again at once
+			time.Sleep(minPoll) // a failed sync is not sent again at once
 		}
 	}()
 	return done
