@@ -121,6 +121,7 @@ func (s *Session) Err() error {
 // request a second).
 func (s *Session) Close() {
 	s.conn.Close()
+	s.clock.Close()
 	if s.events != nil {
 		for range s.events { // closed when go-zookeeper's loop has ended
 		}

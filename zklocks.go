@@ -6,9 +6,9 @@ import "context"
 //
 // Lock blocks until the lock is held, ctx is done, or an error makes
 // waiting pointless; on any failure nothing of the caller is left on the
-// ensemble. TryLock does not wait for another holder: it fails with the
-// variant's ErrLocked instead. Unlock releases a held lock and fails with
-// the variant's ErrNotLocked when there is nothing to release.
+// ensemble. TryLock does not wait for another holder: it fails with
+// ErrLocked instead. Unlock releases a held lock and fails with
+// ErrNotLocked when there is nothing to release.
 //
 // Token returns the fencing token of the current hold: the czxid of the
 // znode that represents it. Tokens of successive holds on one path grow
@@ -22,7 +22,8 @@ import "context"
 // Every error of Lock, TryLock and Unlock (and of the constructors) reads
 // the same in every variant: the package, the operation and the lock path
 // once, then what went wrong ("sequential: lock /locks/orders: context
-// deadline exceeded"). errors.Is finds the variant's sentinels in it, the
+// deadline exceeded"). errors.Is finds this package's sentinels in it
+// (ErrLocked, ErrLockLost, ...: one set for every variant), the
 // go-zookeeper error behind it, and context.Canceled or
 // context.DeadlineExceeded when ctx ended the call.
 //
@@ -34,17 +35,19 @@ import "context"
 // Done is a hint, not a guarantee: a paused process runs no code, and can
 // go on believing it holds the lock after the servers gave it away.
 //
-// The cut-off case runs on one clock per connection: the latest moment at
-// which the client can prove that the leader refreshed its session (an
+// The cut-off case runs on one clock per session (see Session): the
+// latest moment at which the client can prove that the leader refreshed
+// its session (an
 // answered request, once a later request through the leader, sent a
 // quarter of a session timeout after the first one's answer, is answered
 // too; see internal/liveness). A hold ends nine tenths of a session
 // timeout after that moment, connected or not. The clock trails the
 // present by a quarter to three eighths of a session timeout, so a hold
-// rides out a disconnection of about half of one; the first hold on a new
-// connection waits for the clock's first proof, up to about a quarter of
-// a session timeout. The rule assumes the servers grant sessions of at
-// least two ticks, their default.
+// rides out a disconnection of about half of one. On a Session made by
+// Connect the first hold starts at once; on one made by NewSession it
+// waits for the clock's first proof, up to about a quarter of a session
+// timeout. The rule assumes the servers grant sessions of at least two
+// ticks, their default.
 type Locker interface {
 	Lock(ctx context.Context) error
 	TryLock(ctx context.Context) error

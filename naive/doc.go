@@ -46,6 +46,13 @@
 // its czxid is our token, and deletes it at the version it read. It never
 // deletes with version -1.
 //
+// New(s, path, opts...) makes the Mutex for the lock at path on s, a
+// *zklocks.Session (zklocks.Connect makes one), and sends nothing. It
+// takes the options every variant shares, zklocks.WithACL and
+// zklocks.WithLogger, and has none of its own; its errors wrap the
+// sentinels of package zklocks (zklocks.ErrLocked, zklocks.ErrLockLost,
+// ...), as every variant's do.
+//
 // # Why the node is ephemeral
 //
 // A holder that crashes never calls Unlock. With a persistent node the
@@ -158,7 +165,8 @@
 //
 // # Operation log
 //
-// WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger
+// zklocks.WithLogger(l), passed to New, makes the Mutex log its operations
+// to l, a *slog.Logger
 // (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
 // with nil, nothing is built or allocated. Every record carries lock=naive
 // and path; the messages and keys are stable:

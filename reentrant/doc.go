@@ -45,6 +45,11 @@
 //	job-44 on Mutex 1: no node; waits in the process until job-42's count is 0,
 //	then joins the queue
 //
+// New(s, path, opts...) makes a Mutex for the lock at path on s, a
+// *zklocks.Session, and sends nothing; besides the options every variant
+// shares (zklocks.WithACL, zklocks.WithLogger) it takes this package's
+// WithCountMode.
+//
 // A Mutex is one contender on ZooKeeper, shared by any number of owners in
 // the process. While one owner holds or acquires the lock, the others wait
 // in the process, on a one-slot channel (honouring their ctx), and take the
@@ -129,10 +134,12 @@
 //
 // # Failure modes
 //
-//   - A re-entry in InMemory mode trusts Done, which closes at most a
-//     session timeout (plus a poll) late: a paused or partitioned holder can
-//     re-enter a hold the ensemble has already ended. Use Token to fence
-//     the resource, as with every variant.
+//   - A re-entry in InMemory mode trusts Done, which closes late: when the
+//     watch sees the node go or, for a holder cut off, when the session's
+//     epoch ends (nine tenths of a session timeout after the last proven
+//     refresh), and never in a paused process. A paused or partitioned
+//     holder can re-enter a hold the ensemble has already ended. Use Token
+//     to fence the resource, as with every variant.
 //   - Lost in the middle of a call tree: the inner Lock takes a new hold,
 //     the outer code ran for a while without the lock. The Unlocks owed to
 //     the lost hold report it (innermost Unlock first belongs to the newest
@@ -151,15 +158,15 @@
 // # Errors
 //
 // Every error names this package, the operation and the lock path once
-// (internal/lockerr), and errors.Is finds this package's sentinels in it,
-// and ZooKeeper's own (zk.ErrNoAuth, zk.ErrBadVersion) where they are the
-// cause. (Before the recipe had its own copy here, errors from the
-// sequential lock underneath also matched sequential's sentinels; they no
-// longer do.)
+// (internal/lockerr), and errors.Is finds in it the sentinels every
+// variant shares (zklocks.ErrLocked, zklocks.ErrLockLost, ...), this
+// package's own (ErrNoOwner, ErrNotOwner), and ZooKeeper's (zk.ErrNoAuth,
+// zk.ErrBadVersion) where they are the cause.
 //
 // # Operation log
 //
-// WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger
+// zklocks.WithLogger(l), passed to New, makes the Mutex log its operations
+// to l, a *slog.Logger
 // (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
 // with nil, nothing is built or allocated. Every record carries
 // lock=reentrant, path and the owner; the messages and keys are stable:

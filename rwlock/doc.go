@@ -6,6 +6,12 @@
 // WriteLock. recipe.go is sequential's recipe with the changes marked
 // "rwlock:"; diff the two files to see them.
 //
+// New(s, path, opts...) makes a Mutex for the lock at path on s, a
+// *zklocks.Session, and sends nothing; besides the options every variant
+// shares (zklocks.WithACL, zklocks.WithLogger) it takes this package's
+// WithData. Its Lock and Unlock take the write lock, RLock and RUnlock
+// the read lock; Writer and Reader give each side as a zklocks.Locker.
+//
 // # The recipe
 //
 //  1. Join: create <path>/_c_<guid>-__WRIT__ (a writer) or

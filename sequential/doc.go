@@ -44,6 +44,21 @@
 // answer was lost, the watch on our own node, twins, and the clean-up of
 // a failed Lock.
 //
+// # Making one
+//
+// New(s, path, opts...) returns a Mutex for the lock at path on s, a
+// *zklocks.Session made by zklocks.Connect (or zklocks.NewSession around
+// a connection of your own). It checks its arguments and sends nothing.
+// The options are zklocks.Options: zklocks.WithACL and zklocks.WithLogger,
+// which every variant takes, and this package's WithData, the data stored
+// in the Mutex's node (Contenders returns it); another variant's option
+// fails New with zklocks.ErrBadOption. Any number of locks, of any
+// variant and on any paths, can share one Session: they share its
+// connection, its granted session timeout and its one clock (see "Done,
+// and why a holder still needs fencing"). The errors that every variant
+// returns (zklocks.ErrLocked, zklocks.ErrLockLost, ...) are declared in
+// package zklocks.
+//
 // # Why only the predecessor: no herd
 //
 // Had every waiter watched the holder's node (naive) or the children of
@@ -172,19 +187,26 @@
 //
 // Done closes when the hold ends: released, node deleted, session expired,
 // or the client unable to show, for so long that the leader may expire its
-// session, that the leader has heard from it. It can not know whether the
+// session, that the leader has refreshed it. It can not know whether the
 // leader has, so it gives the hold up a tenth of a session timeout before
-// it can: a session timeout after the send time of the last write or sync
-// the ensemble answered. Pings and reads do not count: a follower cut off
-// from the leader goes on answering them for syncLimit ticks while the
-// leader, which hears of that follower's sessions only through it, may
-// expire them. The holder's monitor sends a sync whenever that moment is
-// a quarter of a session timeout old, so a holder survives a disconnection
-// (or an election) of about half its session timeout; choose the session
-// timeout with that in mind, and pass the one the servers granted (they
-// clamp requests to 2-20 tick times by default). Done is a late hint. A
-// process that is paused (a GC pause, a stopped VM, a slow disk) can not
-// watch anything:
+// it can: nine tenths of a session timeout after the latest moment at
+// which the client can prove that the leader refreshed the session
+// (internal/liveness: an answered request counts once a later write or
+// sync, sent a quarter of a session timeout after its answer, is answered
+// too). Pings and reads alone prove nothing: a follower cut off from the
+// leader goes on answering them for syncLimit ticks while the leader,
+// which hears of that follower's sessions only through it, may expire
+// them. That clock belongs to the session, not to the lock: every lock on
+// one zklocks.Session shares it, the session's keeper sends a sync when
+// nothing has gone through the leader for an eighth of a session timeout,
+// and each hold waits on the session's epoch (zklocks.Session.Done), with
+// no timer of its own, so a thousand held locks cost the servers what one
+// does. A holder survives a disconnection (or an election) of about half
+// its session timeout; choose the session timeout with that in mind.
+// zklocks.Connect learns the one the servers granted (they clamp requests
+// to 2-20 tick times by default); zklocks.NewSession must be told it.
+// Done is a late hint. A process that is paused (a GC pause, a stopped
+// VM, a slow disk) can not watch anything:
 // the servers expire its session, another contender gets the lock, and
 // the paused process wakes up still inside its critical section (notes
 // §8.1, §8.3). No lock can prevent this. The resource itself must reject
@@ -206,7 +228,8 @@
 //
 // # Operation log
 //
-// WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger
+// zklocks.WithLogger(l), passed to New, makes the Mutex log its operations
+// to l, a *slog.Logger
 // (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
 // with nil, nothing is built or allocated. Every record carries
 // lock=sequential and path; the messages and keys are stable:

@@ -13,6 +13,12 @@
 //     renews its lease every d/3; a holder that goes d without a renewal is
 //     evicted by the waiters, even though its session is alive.
 //
+// New(s, path, opts...) makes a Mutex for the lock at path on s, a
+// *zklocks.Session, and sends nothing; besides the options every variant
+// shares (zklocks.WithACL, zklocks.WithLogger) it takes this package's
+// WithLease. Without WithLease it has no lease of its own, and still
+// judges the leases of the contenders ahead of it.
+//
 // LockTimeout is a method rather than an option because the bound belongs
 // to the call, not to the lock (one process may wait 200ms for a lock in a
 // request handler and indefinitely in a batch job), and because an error of
@@ -240,11 +246,21 @@
 // sequential lock deletes its own node by name, at any version), so
 // releasing a renewed hold costs no extra write or read.
 //
+// The lease is the one cost of a hold that grows with the locks held on
+// a session. Every other variant's hold waits on the session's one clock
+// and sends nothing while it is idle; each lease is renewed by its own
+// holder. Measured with the bench's "Holding locks idle" section (one
+// session of 10s, a local three-member ensemble, 2 cores): 1,000 timeout
+// locks held with a lease cost the servers 5,442 packets/s and the client
+// 336ms of CPU per second, and at 10,000 held on one session the ensemble
+// could not keep up and a lease lapsed.
+//
 //	go test -race -count=1 -v -run TestLeaseWriteCost ./timeout/
 //
 // # Operation log
 //
-// WithLogger(l) makes the Mutex log its operations to l, a *slog.Logger
+// zklocks.WithLogger(l), passed to New, makes the Mutex log its operations
+// to l, a *slog.Logger
 // (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
 // with nil, nothing is built or allocated. Every record carries
 // lock=timeout and path; the messages and keys are stable:

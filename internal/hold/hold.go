@@ -14,17 +14,20 @@
 // of the leader (internal/liveness: a request counts only once a later
 // request through the leader, sent a quarter of a session timeout after
 // its answer, is answered too; a keeper per connection sends the syncs
-// that keep it fresh). The hold is given up nine tenths of a session
-// timeout after the proven moment (Clock.LossAt), connected or not:
+// that keep it fresh, and ends the session's epoch when the clock runs
+// out). The hold is given up nine tenths of a session timeout after the
+// proven moment (Clock.LossAt, the end of the epoch it began in),
+// connected or not:
 // earlier than Curator, whose SUSPENDED-to-LOST timer starts a session
 // timeout after the client noticed a disconnection, by when another
 // client can already hold the lock. The margin of a tenth is for timers
 // and scheduling; the lag of the follower's reports is in the rule.
 //
-// The arithmetic uses the session timeout the lock was given; it must be
-// the one the servers granted. Servers clamp a requested timeout to
-// [2, 20] tick times by default, so a client that asks for more than the
-// servers allow must pass the granted value.
+// A monitor is one goroutine that waits on its node's watch and, once
+// its contender holds, on the epoch's channel: an idle hold wakes for
+// nothing. The arithmetic uses the session's timeout, which must be the
+// one the servers granted (zklocks.Connect learns it; NewSession must be
+// told it).
 package hold
 
 import (

@@ -18,7 +18,9 @@ func pollOf(timeout time.Duration) time.Duration {
 	return min(max(timeout/40, 10*time.Millisecond), 250*time.Millisecond)
 }
 
-// minPoll paces the keeper's retries of a failed sync.
+// minPoll is how often the keeper looks while the connection has no
+// session (a connection closed without Clock.Close is seen after two
+// such looks), and paces its retries of a failed sync.
 const minPoll = 50 * time.Millisecond
 
 // keep is the keeper of the package doc. It ends once the connection has
@@ -46,11 +48,16 @@ func (c *Clock) keep() {
 		case <-c.kick:
 		case <-inflight:
 			inflight = nil
+		case <-c.closing:
+			return
 		}
 		now := time.Now()
-		poll := pollOf(c.Timeout())
-		closedAfter := 2 * poll // StateDisconnected at every look this long: maybe closed
 		state, sid := c.conn.State(), c.conn.SessionID()
+		poll := pollOf(c.Timeout())
+		if state != zk.StateHasSession {
+			poll = min(poll, minPoll) // a closed connection is seen soon
+		}
+		closedAfter := 2 * poll // StateDisconnected at every look this long: maybe closed
 		switch {
 		case state == zk.StateDisconnected:
 			if disconnectedSince.IsZero() {
@@ -116,4 +123,11 @@ func (c *Clock) sync(sid int64) chan struct{} {
 		}
 	}()
 	return done
+}
+
+// Close tells the keeper that the connection has been closed, so that it
+// ends now rather than at its next looks (zklocks.Session.Close calls it
+// after closing the connection).
+func (c *Clock) Close() {
+	c.closeOnce.Do(func() { close(c.closing) })
 }

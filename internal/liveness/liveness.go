@@ -74,11 +74,17 @@
 //
 // # The keeper
 //
-// The first lock made on a connection starts its keeper (For): one
-// goroutine that sends a sync T/8 after the last request through the
-// leader went out or was answered, credits reconnections, and ends when
-// the connection is closed. Every lock on the connection shares the clock and
-// the keeper, so a thousand held locks cost the servers what one does.
+// The first Session (or lock) made on a connection starts its keeper
+// (For): one goroutine that looks at the connection's state every
+// fortieth of a session timeout (10ms to 250ms), sends a sync T/8 after
+// the last request through the leader went out or was answered, credits
+// reconnections, and ends when the connection is closed. It also times
+// the session's epochs (epoch.go): an epoch ends at LossAt, at an expiry
+// or at the close, and every hold on the connection waits on the current
+// epoch's one channel. Every lock on the connection shares the clock,
+// the keeper and the epoch, so a thousand held locks cost the servers and
+// the client what one does.
+//
 // Until the keeper's first two syncs have been answered, a T/4 apart,
 // the clock has nothing proven: the first hold on a new connection waits
 // for them (Clock.AwaitFresh). Unless the clock knows when the connection
@@ -102,9 +108,11 @@ import (
 // Clock is the proven clock of one connection's session. Its zero value
 // is not usable; use For.
 type Clock struct {
-	conn    *zk.Conn
-	kick    chan struct{} // wakes the keeper: a hold waits for the clock
-	stopped chan struct{} // closed when the keeper ends
+	conn      *zk.Conn
+	kick      chan struct{} // wakes the keeper: a hold waits for the clock
+	stopped   chan struct{} // closed when the keeper ends
+	closing   chan struct{} // closed by Close
+	closeOnce sync.Once
 
 	mu      sync.Mutex
 	timeout time.Duration
@@ -182,7 +190,7 @@ func For(conn *zk.Conn, timeout time.Duration) *Clock {
 	born, hadBirth := registry.births[key]
 	delete(registry.births, key)
 	c := &Clock{conn: conn, timeout: timeout, born: born, sid: conn.SessionID(),
-		kick: make(chan struct{}, 1), stopped: make(chan struct{}), moved: make(chan struct{})}
+		kick: make(chan struct{}, 1), stopped: make(chan struct{}), closing: make(chan struct{}), moved: make(chan struct{})}
 	c.l.credit(born)
 	registry.clocks[key] = c
 	if !hadBirth { // Born registered the clean-up already

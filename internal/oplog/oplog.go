@@ -52,6 +52,7 @@ const (
 	ReasonNodeDeleted    = "node_deleted"
 	ReasonSessionExpired = "session_expired"
 	ReasonCutOff         = "cut_off"
+	ReasonClosed         = "connection_closed"
 	ReasonEvicted        = "evicted"
 	ReasonLeaseExpired   = "lease_expired"
 	ReasonCountWrite     = "count_write"
@@ -69,6 +70,7 @@ var common = []Reason{
 	{hold.ErrNodeDeleted, ReasonNodeDeleted},
 	{hold.ErrSessionExpired, ReasonSessionExpired},
 	{hold.ErrCutOff, ReasonCutOff},
+	{hold.ErrClosed, ReasonClosed},
 	{zk.ErrNoNode, ReasonNodeDeleted},
 	{zk.ErrSessionExpired, ReasonSessionExpired},
 }
