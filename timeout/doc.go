@@ -251,9 +251,9 @@
 // and sends nothing while it is idle; each lease is renewed by its own
 // holder. Measured with the bench's "Holding locks idle" section (one
 // session of 10s, a local three-member ensemble, 2 cores): 1,000 timeout
-// locks held with a lease cost the servers 5,442 packets/s and the client
-// 336ms of CPU per second, and at 10,000 held on one session the ensemble
-// could not keep up and a lease lapsed.
+// locks held with a 1s lease cost the servers 4,904 packets/s and the
+// client 307ms of CPU per second, and at 10,000 held on one session the
+// ensemble could not keep up and a lease lapsed.
 //
 //	go test -race -count=1 -v -run TestLeaseWriteCost ./timeout/
 //
