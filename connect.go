@@ -23,8 +23,9 @@ type connectOptions struct {
 // WithZKOptions passes options to zk.Connect: zk.WithDialer,
 // zk.WithHostProvider, zk.WithEventCallback, ... Connect learns the
 // granted session timeout from go-zookeeper's log, so its own logger
-// comes after these: give yours with WithZKLogger, not zk.WithLogger, and
-// leave zk.WithLogInfo alone.
+// comes after these: give yours with WithZKLogger, not zk.WithLogger. It
+// turns go-zookeeper's information lines on (zk.WithLogInfo(true)), since
+// it needs one of them; WithZKLogger's logger gets them all.
 func WithZKOptions(opts ...func(*zk.Conn)) ConnectOption {
 	return func(o *connectOptions) { o.zk = append(o.zk, opts...) }
 }
@@ -53,9 +54,15 @@ func WithZKLogger(l zk.Logger) ConnectOption {
 // channel is the Session's; to see the events, pass zk.WithEventCallback
 // in WithZKOptions.
 func Connect(ctx context.Context, servers []string, sessionTimeout time.Duration, opts ...ConnectOption) (*Session, error) {
+	if sessionTimeout < time.Millisecond {
+		// go-zookeeper would time every handshake out at once, for ever.
+		return nil, lockerr.Wrap("zklocks", "connect", "", fmt.Errorf("%w: session timeout %v (want at least 1ms; the servers grant 2 ticks or more)", ErrBadOption, sessionTimeout))
+	}
 	o := connectOptions{logger: zk.DefaultLogger}
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	granted := &grantLog{next: o.logger, granted: make(chan time.Duration, 1)}
 	born := time.Now()

@@ -66,7 +66,9 @@ func NewSession(conn *zk.Conn, opts ...SessionOption) (*Session, error) {
 	}
 	var o sessionOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	if o.timeout <= 0 {
 		return nil, lockerr.Wrap("zklocks", "new session", "", fmt.Errorf(
@@ -118,12 +120,29 @@ func (s *Session) Err() error {
 // Session made by NewSession too: a Session stands for its connection's
 // session. For a Session made by Connect, Close returns once the
 // connection's goroutines have ended (go-zookeeper gives its close
-// request a second).
+// request a second), or after a session timeout and two seconds more
+// if they have not: called from the connection's event callback, for
+// one, they can not end before it returns.
 func (s *Session) Close() {
+	s.clock.Close() // every hold's Done first: the servers delete the nodes next
 	s.conn.Close()
-	s.clock.Close()
-	if s.events != nil {
-		for range s.events { // closed when go-zookeeper's loop has ended
+	if s.events == nil {
+		return
+	}
+	bound := time.NewTimer(s.timeout + closeWait)
+	defer bound.Stop()
+	for {
+		select {
+		case _, open := <-s.events: // closed when go-zookeeper's loop has ended
+			if !open {
+				return
+			}
+		case <-bound.C:
+			return // the loop is stuck: in a dial, or in the event callback that called Close
 		}
 	}
 }
+
+// closeWait is how much longer than a session timeout Close waits for
+// the connection's goroutines.
+const closeWait = 2 * time.Second

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/zklocks/zklocks/sequential"
 )
 
 func TestMain(m *testing.M) { zktest.MainWithExamples(m) }
@@ -213,4 +214,29 @@ func (l *lines) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.n
+}
+
+// Close ends every hold on the session before it closes the connection,
+// whose closeSession makes the servers delete the holds' nodes: when
+// Close returns, each hold's Done is closed already, and says why.
+func TestCloseEndsEveryHoldFirst(t *testing.T) {
+	s := connect(t, 2*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	m, err := sequential.New(s, zktest.LockPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	select {
+	case <-m.Done():
+	default:
+		t.Fatal("Done still open after Session.Close returned")
+	}
+	if err := m.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) || !errors.Is(err, zk.ErrClosing) {
+		t.Errorf("Unlock after Close = %v, want ErrLockLost and zk.ErrClosing", err)
+	}
 }

@@ -116,7 +116,7 @@ func holdAll(ctx context.Context, v Variant, s *zklocks.Session, dir string, n i
 	for i := range locks {
 		l, err := v.New(s, fmt.Sprintf("%s/l%d", dir, i))
 		if err != nil {
-			return nil, err
+			return locks, errors.Join(err, g.Wait()) // the Locks started are released by the caller
 		}
 		locks[i] = l
 		g.Go(func() error {
@@ -143,7 +143,8 @@ func releaseAll(ctx context.Context, v Variant, locks []zklocks.Locker) {
 			continue
 		}
 		g.Go(func() error {
-			uctx := context.WithoutCancel(ctx)
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), SessionTimeout)
+			defer cancel()
 			if v.Context != nil {
 				uctx = v.Context(uctx, i)
 			}

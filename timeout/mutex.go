@@ -110,7 +110,7 @@ func (m *Mutex) options(o *lockopt.Options) error {
 		m.now = now
 	}
 	if m.lease != 0 && (m.lease < MinLease || m.lease%time.Millisecond != 0) {
-		return fmt.Errorf("%w: %v (want whole milliseconds, at least %v)", ErrBadLease, m.lease, MinLease)
+		return fmt.Errorf("%w: %w: %v (want whole milliseconds, at least %v)", zklocks.ErrBadOption, ErrBadLease, m.lease, MinLease)
 	}
 	return nil
 }

@@ -237,17 +237,17 @@ func (m *Monitor) run(ev <-chan zk.Event) {
 				return
 			}
 			// A data change (our own renewal, say): watch again now.
-			ev, retry = m.watchAgain()
+			ev, retry = m.watchAgain(ep != nil)
 		case <-retry:
-			ev, retry = m.watchAgain()
+			ev, retry = m.watchAgain(ep != nil)
 		}
 	}
 }
 
 // watchAgain sets the watch again, or, when the read failed without
 // ending the hold, returns when to try next.
-func (m *Monitor) watchAgain() (<-chan zk.Event, <-chan time.Time) {
-	if ev := m.rearm(); ev != nil {
+func (m *Monitor) watchAgain(holding bool) (<-chan zk.Event, <-chan time.Time) {
+	if ev := m.rearm(holding); ev != nil {
 		return ev, nil
 	}
 	return nil, time.After(m.retryEvery())
@@ -264,6 +264,8 @@ func (m *Monitor) onEvent(e zk.Event) error {
 		return ErrNodeDeleted
 	case e.Type == zk.EventNotWatching && errors.Is(e.Err, zk.ErrSessionExpired):
 		return ErrSessionExpired
+	case e.Type == zk.EventNotWatching && errors.Is(e.Err, zk.ErrClosing):
+		return ErrClosed
 	case e.Type == zk.EventNotWatching:
 		return fmt.Errorf("%w: %v", ErrCutOff, e.Err)
 	}
@@ -271,20 +273,26 @@ func (m *Monitor) onEvent(e zk.Event) error {
 }
 
 // rearm sets a fresh data watch after a data change fired the last one.
-// A failed read is left to the next tick: either the connection is down
-// (the deadline counts) or the node is gone (the next rearm reports it).
+// A failed read is tried again a little later (watchAgain): either the
+// connection is down (a holder's deadline counts) or the node is gone
+// (the next rearm reports it). A holder's read is bounded by its loss; a
+// queued contender's, whose clock may have run out while it still
+// waits in line, by a session timeout.
 //
 // The node at our path is ours only if it is the very node we watched:
 // another Mutex on the same connection can make it again, with our
 // session as its owner, while we were disconnected, and the server then
 // reports it to our watch as a data change. The creation zxid tells.
-func (m *Monitor) rearm() <-chan zk.Event {
-	// Bounded by the deadline: the loop must be free to serve it.
+func (m *Monitor) rearm(holding bool) <-chan zk.Event {
 	if sid := m.c.Conn.SessionID(); sid != 0 && sid != m.session {
 		m.end(ErrSessionExpired)
 		return nil
 	}
-	ctx, cancel := context.WithDeadline(m.requests, m.lossAt())
+	deadline := time.Now().Add(m.c.SessionTimeout)
+	if holding { // bounded by the loss: the loop must be free to serve it
+		deadline = m.lossAt()
+	}
+	ctx, cancel := context.WithDeadline(m.requests, deadline)
 	defer cancel()
 	_, stat, ev, err := m.c.GetW(ctx, m.path)
 	switch {

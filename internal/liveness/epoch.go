@@ -98,8 +98,28 @@ func (c *Clock) stepLocked(now time.Time) {
 		c.ep = noEpoch(ErrClosed)
 	case sid != 0 && sid == c.sid && now.Before(c.lossAtLocked()):
 		c.ep = &Epoch{sid: sid, over: make(chan struct{})}
+		c.wakeKeeper() // its timer must aim at the new epoch's end
 	case c.ep == nil:
 		c.ep = noEpoch(ErrCutOff)
+	}
+}
+
+// liveLossAt returns when the current epoch ends by the clock, and
+// whether it is live.
+func (c *Clock) liveLossAt() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ep == nil || c.ep.Reason() != nil {
+		return time.Time{}, false
+	}
+	return c.lossAtLocked(), true
+}
+
+// wakeKeeper has the keeper look again soon, without waiting for it.
+func (c *Clock) wakeKeeper() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
 	}
 }
 

@@ -84,17 +84,22 @@ func (c *Clock) keep() {
 			}
 		}
 		c.step(time.Now())
-		timer.Reset(c.nextLook(poll))
+		timer.Reset(c.nextLook(poll, inflight == nil && state == zk.StateHasSession))
 	}
 }
 
-// nextLook is how long the keeper sleeps: until its next sync is due or
-// the current epoch runs out, and never longer than a poll.
-func (c *Clock) nextLook(poll time.Duration) time.Duration {
+// nextLook is how long the keeper sleeps: until its next sync is due (if
+// it can send one: a sync in flight or no session leaves the due moment
+// in the past, and the keeper would spin), or until the live epoch runs
+// out, and never longer than a poll.
+func (c *Clock) nextLook(poll time.Duration, canSync bool) time.Duration {
 	now := time.Now()
-	wait := min(poll, c.due(now).Sub(now))
-	if loss := c.LossAt().Sub(now); loss > 0 {
-		wait = min(wait, loss)
+	wait := poll
+	if canSync {
+		wait = min(wait, c.due(now).Sub(now))
+	}
+	if loss, live := c.liveLossAt(); live {
+		wait = min(wait, loss.Sub(now))
 	}
 	return max(wait, time.Millisecond)
 }
@@ -125,9 +130,14 @@ func (c *Clock) sync(sid int64) chan struct{} {
 	return done
 }
 
-// Close tells the keeper that the connection has been closed, so that it
-// ends now rather than at its next looks (zklocks.Session.Close calls it
-// after closing the connection).
+// Close ends the epoch for good and the keeper with it: the connection
+// is being closed. zklocks.Session.Close calls it before it closes the
+// connection, so that every hold's Done has closed before the servers
+// delete the session's nodes.
 func (c *Clock) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.stepLocked(time.Now())
+	c.mu.Unlock()
 	c.closeOnce.Do(func() { close(c.closing) })
 }

@@ -180,7 +180,10 @@ func For(conn *zk.Conn, timeout time.Duration) *Clock {
 	defer registry.Unlock()
 	if c, ok := registry.clocks[key]; ok {
 		c.mu.Lock()
-		c.timeout = min(c.timeout, timeout)
+		if timeout < c.timeout {
+			c.timeout = timeout // the epoch now ends sooner: the keeper must aim again
+			c.wakeKeeper()
+		}
 		c.mu.Unlock()
 		return c
 	}

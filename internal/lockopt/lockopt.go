@@ -32,11 +32,11 @@ func (o *Options) Set(name string, v any) {
 
 // Take returns the value of the option named name and forgets it; ok is
 // false when it was not given.
+// A value of another type is left for Left to report.
 func Take[T any](o *Options, name string) (v T, ok bool) {
-	raw, ok := o.own[name]
+	v, ok = o.own[name].(T)
 	if ok {
 		delete(o.own, name)
-		v, ok = raw.(T)
 	}
 	return v, ok
 }
