@@ -203,6 +203,12 @@ func For(conn *zk.Conn, timeout time.Duration) *Clock {
 	return c
 }
 
+// ConnClosed is closed once the keeper has found the connection closed
+// (Close, or StateDisconnected at every look for two polls and then the
+// connection's own answer, zkconn.Closed): the one place in the module
+// that tells a closed connection from one between servers.
+func (c *Clock) ConnClosed() <-chan struct{} { return c.stopped }
+
 // Timeout returns the session timeout the clock assumes.
 func (c *Clock) Timeout() time.Duration {
 	c.mu.Lock()

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-
-	"github.com/zklocks/zklocks/internal/zkconn"
 )
 
 // Later runs attempt in the background until it reports done. It
@@ -34,23 +32,17 @@ import (
 // timeout: a client that reconnects soon enough finds its session, and its
 // nodes, alive, and must still delete them.
 //
-// go-zookeeper does not say when a connection has been closed. After Close
-// it stays StateDisconnected for good, while a lost connection passes
-// through StateDisconnected only for an instant on its way to
-// reconnecting (StateConnecting): after two sightings of it in a row, a
-// pause apart, Later asks the connection (zkconn.Closed), since a stalled
-// goroutine can stretch that instant past the pause.
+// go-zookeeper does not say when a connection has been closed; the
+// session's keeper tells (liveness.Clock.ConnClosed, the one place that
+// rule lives), and Later stops then.
 func (c *Client) Later(attempt func(ctx context.Context) (done bool, err error)) {
 	const poll = 50 * time.Millisecond // how often to look for the connection while it is down
 	sid := c.Conn.SessionID()
 	go func() {
 		backoff := 20 * time.Millisecond
-		disconnected := 0
 		for c.Conn.SessionID() == sid {
 			pause := poll
-			switch c.Conn.State() {
-			case zk.StateHasSession:
-				disconnected = 0
+			if c.Conn.State() == zk.StateHasSession {
 				ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout)
 				done, err := attempt(ctx)
 				cancel()
@@ -58,16 +50,25 @@ func (c *Client) Later(attempt func(ctx context.Context) (done bool, err error))
 					return
 				}
 				pause, backoff = backoff, min(2*backoff, time.Second)
-			case zk.StateDisconnected:
-				if disconnected++; disconnected >= 2 && zkconn.Closed(c.Conn) {
-					return
-				}
-			default:
-				disconnected = 0
 			}
-			time.Sleep(pause)
+			if c.pauseUnlessClosed(pause) {
+				return
+			}
 		}
 	}()
+}
+
+// pauseUnlessClosed waits for d and reports false, or reports true as
+// soon as the connection is known to be closed.
+func (c *Client) pauseUnlessClosed(d time.Duration) (closed bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.Clock.ConnClosed():
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // ErrClosed is AwaitSession's answer for a connection that has been
@@ -91,31 +92,27 @@ const DialRound = time.Second
 // retry pauses before it calls AwaitSession, as a retry does anyway.
 //
 // It fails with ErrClosed (which wraps zk.ErrConnectionClosed) when the
-// connection looks closed (StateDisconnected on two looks a pause apart,
-// the rule of Later), with an error wrapping zk.ErrNoServer when
+// session's keeper has found the connection closed (Later's rule), with
+// an error wrapping zk.ErrNoServer when
 // within passes without a session (the way go-zookeeper fails its queued
 // requests after each round of dials in vain: Transient), and with ctx's
 // error when ctx ends first.
 func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
 	const poll = 50 * time.Millisecond
 	deadline := time.Now().Add(within)
-	disconnected := 0
 	for {
-		switch c.Conn.State() {
-		case zk.StateHasSession:
+		if c.Conn.State() == zk.StateHasSession {
 			return nil
-		case zk.StateDisconnected:
-			if disconnected++; disconnected >= 2 && zkconn.Closed(c.Conn) {
-				return ErrClosed
-			}
-		default:
-			disconnected = 0
 		}
 		if within > 0 && time.Now().After(deadline) {
 			return fmt.Errorf("no session for %v: %w", within, zk.ErrNoServer)
 		}
-		if err := Sleep(ctx, poll); err != nil {
-			return err
+		select {
+		case <-c.Clock.ConnClosed():
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
 		}
 	}
 }
