@@ -1,6 +1,10 @@
 package zklocks
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/zklocks/zklocks/internal/liveness"
+)
 
 // The errors every lock of this module returns, whatever its variant, so
 // that errors.Is(err, zklocks.ErrLocked) holds for a TryLock of any of
@@ -32,4 +36,10 @@ var (
 	ErrNilConn = errors.New("nil connection")
 	// ErrSessionLost: what Session.Err wraps once a session is over.
 	ErrSessionLost = errors.New("session lost")
+	// ErrCutOff: the reason of a hold or a session given up because the
+	// client could not show, for nine tenths of a session timeout, that
+	// the leader still refreshed the session (the servers may expire it
+	// any moment now). Session.Err and a lost hold's error wrap it; an
+	// expiry wraps zk.ErrSessionExpired and a close zk.ErrClosing instead.
+	ErrCutOff = liveness.ErrCutOff
 )

@@ -155,8 +155,8 @@ func TestSessionDoneClosesWhenCutOff(t *testing.T) {
 	if took := time.Since(start); took >= timeout {
 		t.Errorf("Done closed %v after the cut; want less than the session timeout %v", took, timeout)
 	}
-	if err := s.Err(); !errors.Is(err, zklocks.ErrSessionLost) {
-		t.Errorf("Err when cut off = %v, want ErrSessionLost", err)
+	if err := s.Err(); !errors.Is(err, zklocks.ErrSessionLost) || !errors.Is(err, zklocks.ErrCutOff) {
+		t.Errorf("Err when cut off = %v, want ErrSessionLost and ErrCutOff", err)
 	}
 }
 

@@ -74,11 +74,12 @@ type Mutex struct {
 	// giving the hold up.
 	stamps, renewals, probes, drops atomic.Int64
 
+	gate renewalGate // tests pause renewals with it (seam.go)
+
 	mu        sync.Mutex // guards the fields below; never held across a request
 	acquiring *lockq.Node
-	cur       *holding      // the current hold, nil if none
-	ended     error         // why the last hold ended
-	paused    chan struct{} // test seam: non-nil while renewals are paused
+	cur       *holding // the current hold, nil if none
+	ended     error    // why the last hold ended
 }
 
 // holding is one hold: our node, and its lease.
@@ -413,45 +414,6 @@ func (m *Mutex) idlePoll() time.Duration {
 		return m.lease
 	}
 	return m.base.Session.Timeout()
-}
-
-// waitUnpaused blocks while renewals are paused (test seam). It returns
-// false if stop or lost closed first.
-func (m *Mutex) waitUnpaused(stop context.Context, lost <-chan struct{}) bool {
-	m.mu.Lock()
-	p := m.paused
-	m.mu.Unlock()
-	if p == nil {
-		return true
-	}
-	select {
-	case <-p:
-		return true
-	case <-stop.Done():
-	case <-lost:
-	}
-	return false
-}
-
-// pauseRenewal stops this Mutex's renewals, and its holder's own check of
-// the lease, until resume is called: a holder whose process stalls while
-// its session stays alive (test seam).
-func (m *Mutex) pauseRenewal() (resume func()) {
-	p := make(chan struct{})
-	m.mu.Lock()
-	m.paused = p
-	m.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			m.mu.Lock()
-			if m.paused == p {
-				m.paused = nil
-			}
-			m.mu.Unlock()
-			close(p)
-		})
-	}
 }
 
 func isClosed(c <-chan struct{}) bool {

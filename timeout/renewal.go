@@ -161,7 +161,7 @@ func (h *leaseHold) run() {
 			return
 		case <-timer.C:
 		}
-		if !h.m.waitUnpaused(h.ctx, h.node.Monitor().Done()) {
+		if !h.m.gate.wait(h.ctx, h.node.Monitor().Done()) {
 			continue // stopped or lost while paused: the select says which
 		}
 		next, lost := h.renew()
