@@ -80,7 +80,7 @@ func (q *Queue) Abandon(ctx context.Context, n *Node) {
 	if q.c.Conn.State() != zk.StateHasSession {
 		// The ensemble cannot be reached now: waiting for it here would
 		// only make Lock late.
-		q.c.Later(func(ctx context.Context) (bool, error) { return q.undo(ctx, n) })
+		q.c.LaterAnySession(func(ctx context.Context) (bool, error) { return q.undo(ctx, n) })
 		return
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(q.c.SessionTimeout, cleanupBudget))
@@ -105,7 +105,7 @@ func (q *Queue) Abandon(ctx context.Context, n *Node) {
 			return // refused (no auth, session expired: its nodes are gone), not "not now"
 		case cctx.Err() != nil || q.pause(cctx, b, err, maxRetries, nil) != nil:
 			guid := n.GUID
-			q.c.Later(func(ctx context.Context) (bool, error) { return q.sweep(ctx, guid) })
+			q.c.LaterAnySession(func(ctx context.Context) (bool, error) { return q.sweep(ctx, guid) })
 			return
 		}
 	}

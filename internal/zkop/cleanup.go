@@ -36,17 +36,32 @@ import (
 // session's keeper tells (liveness.Clock.ConnClosed, the one place that
 // rule lives), and Later stops then.
 func (c *Client) Later(attempt func(ctx context.Context) (done bool, err error)) {
+	c.later(attempt, false)
+}
+
+// LaterAnySession is Later for an attempt that is safe on any session of
+// the connection, such as deleting the nodes named with one
+// acquisition's GUID: it does not stop when the session changes, and an
+// expiry met on the way is one more reason to try again. A create that
+// go-zookeeper had queued when the session expired goes out on the next
+// session, so the node to undo can belong to a session that did not exist
+// when the undo was asked for.
+func (c *Client) LaterAnySession(attempt func(ctx context.Context) (done bool, err error)) {
+	c.later(attempt, true)
+}
+
+func (c *Client) later(attempt func(ctx context.Context) (done bool, err error), anySession bool) {
 	const poll = 50 * time.Millisecond // how often to look for the connection while it is down
 	sid := c.Conn.SessionID()
 	go func() {
 		backoff := 20 * time.Millisecond
-		for c.Conn.SessionID() == sid {
+		for anySession || c.Conn.SessionID() == sid {
 			pause := poll
 			if c.Conn.State() == zk.StateHasSession {
 				ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout)
 				done, err := attempt(ctx)
 				cancel()
-				if done || (err != nil && !isTransient(err)) {
+				if done || (err != nil && !isTransient(err) && !(anySession && errors.Is(err, zk.ErrSessionExpired))) {
 					return
 				}
 				pause, backoff = backoff, min(2*backoff, time.Second)
