@@ -44,8 +44,10 @@ func (c *Client) Later(attempt func(ctx context.Context) (done bool, err error))
 // acquisition's GUID: it does not stop when the session changes, and an
 // expiry met on the way is one more reason to try again. A create that
 // go-zookeeper had queued when the session expired goes out on the next
-// session, so the node to undo can belong to a session that did not exist
-// when the undo was asked for.
+// session (v1.0.4's conn.go: loop goes on to the next connect after an
+// expired authenticate, and connect flushes sendChan only when a whole
+// round of dials has failed, retryStart), so the node to undo can belong
+// to a session that did not exist when the undo was asked for.
 func (c *Client) LaterAnySession(attempt func(ctx context.Context) (done bool, err error)) {
 	c.later(attempt, true)
 }
