@@ -20,9 +20,11 @@ var ErrNoLinks = errors.New("ensemble: member links are not proxied (Config.Prox
 // to another goes through a TCP proxy in this process (toxiproxy, used as
 // a library): member i's zoo.cfg names member j by the address of the
 // proxy for the way i→j, one for j's quorum port and one for its election
-// port. Cutting a way closes its connections and refuses new ones (or,
-// silently, delivers nothing); a latency toxic slows it. Election
-// connections escape the proxies (see Partition). A proxy, and not a network
+// port (a quorum proxy reaches its member through a redialer, which
+// retries a refused connect as a follower would). Cutting a way closes its
+// connections and refuses new ones (or, silently, delivers nothing); a
+// latency toxic slows it. Election connections escape the proxies (see
+// Partition). A proxy, and not a network
 // namespace per member, because it needs no root, and because this kernel
 // has no netem qdisc: latency needs the proxy either way.
 //
@@ -41,9 +43,10 @@ func (w *way) proxies() []*toxiproxy.Proxy { return []*toxiproxy.Proxy{w.quorum,
 
 // links are the ways between every ordered pair of members.
 type links struct {
-	server *toxiproxy.ApiServer
-	mu     sync.Mutex
-	ways   map[[2]int]*way // [from, to], member indices
+	server    *toxiproxy.ApiServer
+	redialers []*redialer // one per member, in front of its quorum port
+	mu        sync.Mutex
+	ways      map[[2]int]*way // [from, to], member indices
 }
 
 // newLinks starts the proxies of every way between ms, on fresh ports, and
@@ -58,6 +61,14 @@ func newLinks(ms []*member) (*links, error) {
 		server: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
 		ways:   map[[2]int]*way{},
 	}
+	for _, to := range ms {
+		r, err := newRedialer(fmt.Sprintf("127.0.0.1:%d", to.quorumPort))
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.redialers = append(l.redialers, r)
+	}
 	for i, from := range ms {
 		from.via = map[int][2]int{}
 		for j, to := range ms {
@@ -67,7 +78,7 @@ func newLinks(ms []*member) (*links, error) {
 			q, e := ports[0], ports[1]
 			ports = ports[2:]
 			w := &way{
-				quorum:   l.proxy(fmt.Sprintf("%d-%d-quorum", from.id, to.id), q, to.quorumPort),
+				quorum:   l.proxy(fmt.Sprintf("%d-%d-quorum", from.id, to.id), q, l.redialers[j].port()),
 				election: l.proxy(fmt.Sprintf("%d-%d-election", from.id, to.id), e, to.electionPort),
 			}
 			l.ways[[2]int{i, j}] = w // before Start: close stops what did start
@@ -94,6 +105,9 @@ func (l *links) close() {
 		for _, p := range w.proxies() {
 			p.Stop()
 		}
+	}
+	for _, r := range l.redialers {
+		r.close()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -180,16 +181,24 @@ func tailFile(path string, n int) string {
 		return ""
 	}
 	defer f.Close()
-	const window = 64 << 10
+	const window = 1 << 20 // poll lines are dropped below; keep room for the rest
 	if st, err := f.Stat(); err == nil && st.Size() > window {
 		if _, err := f.Seek(-window, io.SeekEnd); err != nil {
 			return ""
 		}
 	}
 	data, _ := io.ReadAll(f)
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	lines := slices.DeleteFunc(bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n")), isPollLine)
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// isPollLine tells the lines a member logs for every four-letter command
+// (WaitServing asks srvr every 50ms): in a failed wait they would fill the
+// tail and hide the election lines that say why.
+func isPollLine(line []byte) bool {
+	return bytes.Contains(line, []byte("Processing srvr command")) ||
+		bytes.Contains(line, []byte("Processing mntr command"))
 }
