@@ -22,7 +22,7 @@ import (
 // followers that are no longer coming. Seen here: a member killed, the
 // two others failing to agree for more than a minute, one initLimit at a
 // time. The redialer keeps the follower's connection open and dials the
-// leader again, for about as long as the follower would have retried.
+// leader again, as often as the follower would have.
 type redialer struct {
 	ln       net.Listener
 	upstream string
@@ -33,9 +33,12 @@ type redialer struct {
 	closed bool
 }
 
+// The follower's own retries (ZooKeeper 3.8's Learner.LeaderConnector):
+// five connects, 100ms apart (zookeeper.leaderConnectDelayDuringRetryMs),
+// all within initLimit ticks.
 const (
-	redialEvery = 50 * time.Millisecond
-	redialFor   = time.Second // under the follower's read timeout of initLimit ticks
+	redialEvery = 100 * time.Millisecond
+	redialTries = 5
 )
 
 // newRedialer listens on a free loopback port and forwards each
@@ -91,12 +94,11 @@ func (r *redialer) serve(down net.Conn) {
 	copies.Wait()
 }
 
-// dial connects to upstream, retrying refusals for redialFor; the
+// dial connects to upstream, trying as often as the follower would; the
 // connection it returns is tracked.
 func (r *redialer) dial() (net.Conn, error) {
-	deadline := time.Now().Add(redialFor)
-	for {
-		up, err := net.DialTimeout("tcp", r.upstream, redialFor)
+	for try := 1; ; try++ {
+		up, err := net.DialTimeout("tcp", r.upstream, time.Second)
 		if err == nil {
 			if !r.track(up) {
 				up.Close()
@@ -104,7 +106,7 @@ func (r *redialer) dial() (net.Conn, error) {
 			}
 			return up, nil
 		}
-		if time.Now().After(deadline) || r.isClosed() {
+		if try == redialTries || r.isClosed() {
 			return nil, err
 		}
 		time.Sleep(redialEvery)

@@ -61,7 +61,7 @@ func TestRedialerHoldsAConnectionUntilTheUpstreamListens(t *testing.T) {
 	c := dialRedialer(t, r)
 	_, err = io.WriteString(c, "followerinfo\n")
 	require.NoError(t, err)
-	time.Sleep(3 * redialEvery) // refused at least twice: the case under test, not a synchronisation
+	time.Sleep(2 * redialEvery) // refused at least twice: the case under test, not a synchronisation
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err, "the port was taken meanwhile: run again")
 	defer ln.Close()
@@ -74,7 +74,7 @@ func TestRedialerHoldsAConnectionUntilTheUpstreamListens(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF, "the upstream's close ends the downstream too")
 }
 
-// An upstream that never comes: the connection is closed after redialFor,
+// An upstream that never comes: the connection is closed after the last try,
 // as the proxy alone would have closed it at once.
 func TestRedialerGivesUpOnAnUpstreamThatNeverListens(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
