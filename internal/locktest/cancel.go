@@ -3,6 +3,7 @@ package locktest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -206,7 +207,8 @@ func (s *suite) testCancelRacingAcquisition(t *testing.T) {
 			if b.l.Token() <= 0 {
 				t.Fatalf("iteration %d: Lock succeeded but Token() = %d", i, b.l.Token())
 			}
-			s.requireNodes(t, a.conn, path, b.sid, "b's hold after a successful Lock")
+			s.requireNodes(t, a.conn, path, b.sid, fmt.Sprintf("iteration %d (cancel after %v, b's session now %#x): b's hold after a successful Lock",
+				i, delay, b.conn.SessionID()))
 			mustUnlock(t, ctx, "b", b.l)
 		case errors.Is(r.Err, context.Canceled):
 			cancelled++

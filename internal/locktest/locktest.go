@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,9 +291,41 @@ func (s *suite) requireNodes(t *testing.T, admin *zk.Conn, path string, sid int6
 		t.Fatalf("%s: %v", what, err)
 	}
 	if len(nodes) == 0 {
-		t.Fatalf("%s: session %#x has no node on %s", what, sid, path)
+		t.Fatalf("%s: session %#x has no node on %s; there: %s", what, sid, path, s.describe(admin, path))
 	}
 	return nodes
+}
+
+// describe says, for a failure message, which nodes are on path and whose
+// they are.
+func (s *suite) describe(admin *zk.Conn, path string) string {
+	nodes := []string{path}
+	if s.v.Layout == ChildrenOfPath {
+		kids, _, err := admin.Children(path)
+		if err != nil {
+			return fmt.Sprintf("(children of %s: %v)", path, err)
+		}
+		nodes = nodes[:0]
+		for _, k := range kids {
+			nodes = append(nodes, path+"/"+k)
+		}
+	}
+	var out []string
+	for _, p := range nodes {
+		data, stat, err := admin.Get(p)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			out = append(out, p+" (no node)")
+		case err != nil:
+			out = append(out, fmt.Sprintf("%s (%v)", p, err))
+		default:
+			out = append(out, fmt.Sprintf("%s owner %#x czxid %#x data %q", p, stat.EphemeralOwner, stat.Czxid, data))
+		}
+	}
+	if len(out) == 0 {
+		return "nothing"
+	}
+	return strings.Join(out, "; ")
 }
 
 // lockQueued starts c's Lock(lctx) in its own goroutine and waits (bounded
