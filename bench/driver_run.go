@@ -192,7 +192,7 @@ func runDriver(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	defer closeAll(admins)
-	admin := admins[0].conn
+	admin := admins[0].conn()
 	dir, err := makeRunDir(admin, fmt.Sprintf("%s-n%d", cfg.Variant.Name, cfg.Contenders))
 	if err != nil {
 		return res, err

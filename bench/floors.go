@@ -53,11 +53,11 @@ func MeasureFloors(ctx context.Context, servers []string, samples int) (Floors, 
 	defer closeAll(ss)
 	deleters, watchers := ss[:len(servers)], ss[len(servers):]
 
-	root, err := makeRunDir(ss[0].conn, "floors")
+	root, err := makeRunDir(ss[0].conn(), "floors")
 	if err != nil {
 		return f, err
 	}
-	defer deleteTree(ss[0].conn, root)
+	defer deleteTree(ss[0].conn(), root)
 	node := root + "/n"
 	acl := zk.WorldACL(zk.PermAll)
 
@@ -66,7 +66,7 @@ func MeasureFloors(ctx context.Context, servers []string, samples int) (Floors, 
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
-		c := deleters[i%len(deleters)].conn
+		c := deleters[i%len(deleters)].conn()
 		t0 := time.Now()
 		if _, err := c.Create(node, nil, zk.FlagEphemeral, acl); err != nil {
 			return f, fmt.Errorf("bench: floor create: %w", err)
@@ -83,7 +83,7 @@ func MeasureFloors(ctx context.Context, servers []string, samples int) (Floors, 
 		pairs := len(deleters) * len(watchers)
 		for i := range samples {
 			p := i % pairs
-			d, w := deleters[p/len(watchers)].conn, watchers[p%len(watchers)].conn
+			d, w := deleters[p/len(watchers)].conn(), watchers[p%len(watchers)].conn()
 			for attempt := 1; ; attempt++ {
 				if err := ctx.Err(); err != nil {
 					return Latency{}, err

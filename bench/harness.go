@@ -350,7 +350,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	defer closeSessions()
-	admin := ss[0].conn
+	admin := ss[0].conn()
 
 	dir, err := makeRunDir(admin, fmt.Sprintf("%s-n%d", cfg.Variant.Name, cfg.Contenders))
 	if err != nil {

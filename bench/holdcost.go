@@ -28,11 +28,15 @@ type HoldCostResult struct {
 	CPUPerSec time.Duration
 	// Goroutines is how many goroutines the held locks added, and
 	// HeapPerLock the live heap each held lock added, in bytes (both
-	// measured after a GC, against the session alone).
+	// measured after a GC, against the session alone). For a peer run by
+	// a driver (Driver) they are the driver process's threads and
+	// resident memory instead, and CPUPerSec is that process's CPU.
 	Goroutines  int
 	HeapPerLock float64
+	Driver      bool
 	// Lost counts the held locks whose Done closed during the window: a
 	// hold that could not be kept up (a lease that lapsed under load).
+	// -1 for a driver's peer, which does not tell.
 	Lost int
 }
 
@@ -45,11 +49,14 @@ const holdParallel = 64
 // It leaves nothing on the ensemble.
 func MeasureHoldCost(ctx context.Context, servers []string, v Variant, n int, idle time.Duration) (HoldCostResult, error) {
 	res := HoldCostResult{Variant: v.Name, Held: n, Idle: idle}
-	if v.New == nil {
-		return res, fmt.Errorf("bench: %s is run by a driver: its hold cost is not measured in this process", v.Name)
-	}
 	if n < 0 || idle <= 0 {
 		return res, errors.New("bench: hold cost needs n >= 0 and a positive idle window")
+	}
+	if v.New == nil {
+		if v.Driver == nil || v.Driver.Hold == nil {
+			return res, fmt.Errorf("bench: %s has no hold mode", v.Name)
+		}
+		return measureDriverHoldCost(ctx, servers, v, n, idle)
 	}
 	ss, err := connectAll(ctx, servers, 1)
 	if err != nil {
@@ -57,11 +64,11 @@ func MeasureHoldCost(ctx context.Context, servers []string, v Variant, n int, id
 	}
 	defer closeAll(ss)
 	s := ss[0]
-	dir, err := makeRunDir(s.conn, v.Name+"-hold")
+	dir, err := makeRunDir(s.conn(), v.Name+"-hold")
 	if err != nil {
 		return res, err
 	}
-	defer deleteTree(s.conn, dir)
+	defer deleteTree(s.conn(), dir)
 
 	g0, h0 := liveCounts()
 	locks, err := holdAll(ctx, v, s.zs, dir, n)

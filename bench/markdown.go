@@ -325,19 +325,41 @@ func (r *Report) writeHoldCostTable(w io.Writer, md bool) {
 			"CPU: this process's, user and system; goroutines and live heap: what the held locks added (after a GC).\n\n",
 			SessionTimeout, r.HoldCost[0].Idle.Round(time.Second))
 		fmt.Fprintf(w, "| variant | held | packets/s | client CPU ms/s | goroutines | goroutines/lock | heap/lock | lost in the window |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		drivers := false
 		for _, x := range r.HoldCost {
-			fmt.Fprintf(w, "| %s | %d | %.1f | %.2f | %d | %s | %s | %d |\n", x.Variant, x.Held, x.PacketsPerSec,
-				float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, perLock(float64(x.Goroutines), x.Held), bytesPerLock(x.HeapPerLock, x.Held), x.Lost)
+			name := x.Variant
+			if x.Driver {
+				name, drivers = name+" †", true
+			}
+			fmt.Fprintf(w, "| %s | %d | %.1f | %.2f | %d | %s | %s | %s |\n", name, x.Held, x.PacketsPerSec,
+				float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, perLock(float64(x.Goroutines), x.Held),
+				bytesPerLock(x.HeapPerLock, x.Held), lostCell(x.Lost))
 		}
 		fmt.Fprintf(w, "\nThe 0 row is the session alone: the process's own baseline, the local ensemble's log pumps included. "+
 			"A lease (timeout) is renewed per hold, every third of it, so its cost grows with the locks held.\n")
+		if drivers {
+			fmt.Fprintf(w, "\n† A peer run by its driver, in a process of its own with one session: CPU is that process's; "+
+				"goroutines are its threads, heap its resident memory, both against the session alone before the locks were taken; "+
+				"it does not tell of losses.\n")
+		}
 		return
 	}
 	fmt.Fprintln(w, "locks held idle on one session:")
 	for _, x := range r.HoldCost {
-		fmt.Fprintf(w, "  %-18s %6d held  %7.1f packets/s  %6.2f CPU ms/s  %6d goroutines  %s/lock  %d lost\n", x.Variant, x.Held,
-			x.PacketsPerSec, float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, bytesPerLock(x.HeapPerLock, x.Held), x.Lost)
+		units := "goroutines"
+		if x.Driver {
+			units = "threads"
+		}
+		fmt.Fprintf(w, "  %-18s %6d held  %7.1f packets/s  %6.2f CPU ms/s  %6d %-10s  %s/lock  %s lost\n", x.Variant, x.Held,
+			x.PacketsPerSec, float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, units, bytesPerLock(x.HeapPerLock, x.Held), lostCell(x.Lost))
 	}
+}
+
+func lostCell(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
 }
 
 func perLock(v float64, n int) string {

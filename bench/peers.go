@@ -70,6 +70,10 @@ type Driver struct {
 	// Warmup is how long the driver's contenders contend before its first
 	// round, unmeasured (DriverArgs.Warmup).
 	Warmup time.Duration
+	// Hold is the command of a driver process in hold mode: one session
+	// that takes n locks under dir and holds them (see MeasureHoldCost);
+	// nil when the driver has none.
+	Hold func(ctx context.Context, servers []string, dir string, n int) (*exec.Cmd, error)
 }
 
 // msArg is a duration in milliseconds for a driver's command line.
@@ -100,6 +104,14 @@ var curatorDriver = &Driver{
 		args = append(args, stopArgs(a)...)
 		return exec.CommandContext(ctx, "java", args...), nil
 	},
+	Hold: func(ctx context.Context, servers []string, dir string, n int) (*exec.Cmd, error) {
+		cp, err := CuratorClasspath()
+		if err != nil {
+			return nil, err
+		}
+		return exec.CommandContext(ctx, "java", "-cp", cp, "LockDriver", strings.Join(servers, ","), dir, "1", "0", "0",
+			"--hold-locks", fmt.Sprint(n), "--session-timeout-ms", fmt.Sprint(SessionTimeout.Milliseconds())), nil
+	},
 }
 
 // kazooDriver runs bench/peers/kazoo/lock_driver.py. Python compiles
@@ -119,6 +131,14 @@ var kazooDriver = &Driver{
 			"--requested", "--control", "--round-robin", "--warmup-ms", fmt.Sprint(a.Warmup.Milliseconds())}
 		args = append(args, stopArgs(a)...)
 		return exec.CommandContext(ctx, DebianPython, args...), nil
+	},
+	Hold: func(ctx context.Context, servers []string, dir string, n int) (*exec.Cmd, error) {
+		script, err := kazooScript()
+		if err != nil {
+			return nil, err
+		}
+		return exec.CommandContext(ctx, DebianPython, script, "--servers", strings.Join(servers, ","), "--path", dir,
+			"--contenders", "1", "--hold-locks", fmt.Sprint(n), "--session-timeout", fmt.Sprint(SessionTimeout.Seconds())), nil
 	},
 }
 

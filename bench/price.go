@@ -91,11 +91,11 @@ func MeasurePrice(ctx context.Context, servers []string, rounds, samples int) (P
 		return pr, err
 	}
 	defer closeAll(ss)
-	root, err := makeRunDir(ss[0].conn, "price")
+	root, err := makeRunDir(ss[0].conn(), "price")
 	if err != nil {
 		return pr, err
 	}
-	defer deleteTree(ss[0].conn, root)
+	defer deleteTree(ss[0].conn(), root)
 
 	for range max(rounds, 1) {
 		var acq, cyc [patterns]*histogram
@@ -108,7 +108,7 @@ func MeasurePrice(ctx context.Context, servers []string, rounds, samples int) (P
 					return pr, err
 				}
 				p := (Pattern(i) + k) % patterns
-				a, c, err := timePattern(ctx, ss[i%len(ss)].conn, root, p)
+				a, c, err := timePattern(ctx, ss[i%len(ss)].conn(), root, p)
 				if err != nil {
 					return pr, err
 				}

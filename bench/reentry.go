@@ -42,7 +42,7 @@ func MeasureReentry(ctx context.Context, servers []string, v Variant, k int) (Re
 		return res, err
 	}
 	defer closeAll(ss)
-	conn := ss[0].conn
+	conn := ss[0].conn()
 	dir, err := makeRunDir(conn, v.Name+"-reentry")
 	if err != nil {
 		return res, err

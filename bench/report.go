@@ -270,8 +270,12 @@ func (r *Report) WriteBenchfmt(w io.Writer) error {
 			x.Variant, procs, x.Reentries, float64(x.Latency.Mean), x.WritesPerReentry())
 	}
 	for _, x := range r.HoldCost {
-		fmt.Fprintf(w, "BenchmarkHoldIdle/variant=%s/held=%d-%d\t1\t%.0f ns/op\t%.2f packets/s\t%.3f cpu-ms/s\t%d goroutines\t%.0f heap-B/lock\n",
-			x.Variant, x.Held, procs, float64(x.Idle), x.PacketsPerSec, float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, x.HeapPerLock)
+		units, mem := "goroutines", "heap-B/lock"
+		if x.Driver { // another process's threads and resident memory: not the same units
+			units, mem = "threads", "rss-B/lock"
+		}
+		fmt.Fprintf(w, "BenchmarkHoldIdle/variant=%s/held=%d-%d\t1\t%.0f ns/op\t%.2f packets/s\t%.3f cpu-ms/s\t%d %s\t%.0f %s\n",
+			x.Variant, x.Held, procs, float64(x.Idle), x.PacketsPerSec, float64(x.CPUPerSec)/float64(time.Millisecond), x.Goroutines, units, x.HeapPerLock, mem)
 	}
 	return nil
 }

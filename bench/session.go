@@ -13,17 +13,19 @@ import (
 	"github.com/zklocks/zklocks"
 )
 
-// SessionTimeout is the session timeout of every bench session; the locks
-// are told the same value.
+// SessionTimeout is the session timeout every bench session asks for.
 const SessionTimeout = 10 * time.Second
 
-// session is one *zk.Conn with a count of the watch events that reached it
-// on the wire. go-zookeeper hands every event it decodes to the event
-// callback before any watcher channel sees it, so the count is the same
-// for every lock, including the peer that keeps no statistics.
+// conn is the session's connection, for the peers and the bench's own
+// requests.
+func (s *session) conn() *zk.Conn { return s.zs.Conn() }
+
+// session is one ZooKeeper session with a count of the watch events that
+// reached it on the wire. go-zookeeper hands every event it decodes to
+// the event callback before any watcher channel sees it, so the count is
+// the same for every lock, including the peer that keeps no statistics.
 type session struct {
-	conn *zk.Conn
-	zs   *zklocks.Session // conn's, for the module's locks
+	zs *zklocks.Session
 
 	events atomic.Int64 // watch notifications received (not session events)
 	// release points at the run's latest release time (an offset from
@@ -120,7 +122,7 @@ func connect(ctx context.Context, server string) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect %s: %w", server, err)
 	}
-	s.conn, s.zs = zs.Conn(), zs
+	s.zs = zs
 	select {
 	case <-ready:
 		return s, nil

@@ -30,7 +30,7 @@ var (
 // WithData sets the data stored in the Mutex's nodes when they are
 // created, for example who the contender is.
 func WithData(data []byte) zklocks.Option {
-	return func(o *lockopt.Options) { o.Set(optData, append([]byte(nil), data...)) }
+	return lockopt.Data(optData, data)
 }
 
 const optData = "rwlock.WithData"

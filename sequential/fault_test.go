@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -282,35 +283,66 @@ func TestSessionExpiredDuringCreate(t *testing.T) {
 // another session (in real life: our own earlier session, expired, whose
 // node this server has not removed yet). It must never be taken as ours:
 // the hold would be on a node that is about to vanish. Here such a node
-// is planted from another session, ahead of ours in the queue.
+// is planted from another session, ahead of ours in the queue: when our
+// create is on its way out (zktest.Wire), the GUID is read from its path,
+// the twin made, and then our create goes; its answer is lost.
 func TestFoundNodeOfAnotherSession(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	admin := zktest.Connect(t)
-	const guid = "604604604604604604604604604604aa"
-	defer sequential.PinGUID(guid)()
-
 	stale := zktest.Connect(t)
 	require.NoError(t, createPath(admin, path))
-	staleNode, err := stale.Create(path+"/_c_"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+
+	w := zktest.NewWire(t)
+	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(sessionTimeout))
+	m, err := sequential.New(zktest.Session(t, conn), path)
 	require.NoError(t, err)
+	sid := conn.SessionID()
 
-	c := newFaultClient(t, path, sessionTimeout)
-	sid := c.conn.SessionID()
-	var res <-chan error
-	made := c.loseCreateAnswer(t, admin, path, func() { res = lockAsync(ctx, c.m) })
-	c.cut.Heal()
-	requireAcquired(t, res, "Lock")
+	var (
+		mu        sync.Mutex
+		ours      zktest.Request // our first create, once seen
+		staleNode string
+		plantErr  error
+	)
+	isCreate := func(r zktest.Request) bool {
+		return (r.Op == zktest.OpCreate || r.Op == zktest.OpCreate2) && strings.HasPrefix(r.Path, path+"/_c_")
+	}
+	w.OnRequest(func(r zktest.Request) zktest.Verdict {
+		mu.Lock()
+		defer mu.Unlock()
+		if isCreate(r) && ours.Op == 0 {
+			ours = r
+			staleNode, plantErr = stale.Create(r.Path, nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		}
+		return zktest.Pass
+	})
+	w.OnReply(func(r *zktest.Reply) zktest.Verdict {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Request.Conn == ours.Conn && r.Request.Xid == ours.Xid && ours.Op != 0 {
+			return zktest.Break // the answer to our create is lost
+		}
+		return zktest.Pass
+	})
+	require.NoError(t, m.Lock(ctx))
+	mu.Lock()
+	require.NoError(t, plantErr, "planting the twin")
+	require.NotEmpty(t, staleNode, "our create was never seen on the wire")
+	mu.Unlock()
 
-	assert.Equal(t, made, c.m.Node(), "our node is the one our session made")
-	_, st, err := fresh(t, admin).Get(c.m.Node())
+	made := ownNodes(t, admin, path, sid)
+	require.Len(t, made, 1, "one node of our session")
+	assert.Equal(t, made[0], m.Node(), "our node is the one our session made")
+	assert.Less(t, staleNode, m.Node(), "the twin is ahead of ours in the queue")
+	_, st, err := fresh(t, admin).Get(m.Node())
 	require.NoError(t, err)
 	assert.Equal(t, sid, st.EphemeralOwner)
-	assert.Equal(t, st.Czxid, c.m.Token())
+	assert.Equal(t, st.Czxid, m.Token())
 	ok, _, err := fresh(t, admin).Exists(staleNode)
 	require.NoError(t, err)
 	assert.False(t, ok, "the other session's twin was removed from the queue")
-	require.NoError(t, c.m.Unlock(ctx))
+	require.NoError(t, m.Unlock(ctx))
 }
 
 // TestUnlockWhileCutOff (CURATOR-678): an Unlock whose delete can not

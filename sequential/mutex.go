@@ -13,7 +13,7 @@ import (
 // WithData sets the data stored in the Mutex's node when it is created,
 // for example who the contender is. Contenders returns it.
 func WithData(data []byte) zklocks.Option {
-	return func(o *lockopt.Options) { o.Set(optData, append([]byte(nil), data...)) }
+	return lockopt.Data(optData, data)
 }
 
 const optData = "sequential.WithData"

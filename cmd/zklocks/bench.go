@@ -58,6 +58,7 @@ flags:`
 type benchFlags struct {
 	variants     string
 	variantsSet  bool // -variants given: a peer that cannot run fails the run
+	holdSet      bool // -hold-variants given: the same for the hold cost
 	ns           string
 	duration     time.Duration
 	acquisitions int
@@ -95,7 +96,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
 	fs.StringVar(&f.holdCounts, "hold-counts", "0,1,100,1000,10000", "numbers of locks held idle on one session whose cost is measured; 0 is the session alone (empty: skip)")
 	fs.DurationVar(&f.holdIdle, "hold-idle", 10*time.Second, "idle window measured for each -hold-counts")
-	fs.StringVar(&f.holdVariants, "hold-variants", "sequential,zk-peer", "variants whose hold cost is measured")
+	fs.StringVar(&f.holdVariants, "hold-variants", "sequential,zk-peer,curator,kazoo", "variants whose hold cost is measured (a peer that is not installed is left out)")
 	fs.BoolVar(&f.fsync, "fsync", true, "local ensemble: fsync the transaction log before acknowledging (forceSync)")
 	fs.DurationVar(&f.tick, "tick", 200*time.Millisecond, "local ensemble: ZooKeeper tick time")
 	fs.IntVar(&f.floorSamples, "floor-samples", 80, "samples per floor measurement (floors are measured before each N)")
@@ -116,7 +117,10 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	if fs.NArg() > 0 {
 		return f, usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
 	}
-	fs.Visit(func(fl *flag.Flag) { f.variantsSet = f.variantsSet || fl.Name == "variants" })
+	fs.Visit(func(fl *flag.Flag) {
+		f.variantsSet = f.variantsSet || fl.Name == "variants"
+		f.holdSet = f.holdSet || fl.Name == "hold-variants"
+	})
 	return f, nil
 }
 
@@ -543,6 +547,17 @@ func measureHoldCosts(ctx context.Context, servers []string, f benchFlags, rep *
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("-hold-variants: %v", err))
 			continue
+		}
+		if v.External() {
+			if err := v.Driver.Available(); err != nil {
+				if f.holdSet {
+					failures = append(failures, fmt.Sprintf("-hold-variants: %v", err))
+				} else {
+					fmt.Fprintf(stderr, "skipping the hold cost of %s\n", err)
+					rep.Env.Skipped = append(rep.Env.Skipped, "hold cost of "+err.Error())
+				}
+				continue
+			}
 		}
 		for _, n := range counts {
 			fmt.Fprintf(stderr, "measuring %s holding %d locks idle on one session for %v...\n", v.Name, n, f.holdIdle)

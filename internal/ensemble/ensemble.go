@@ -317,7 +317,11 @@ func (e *Ensemble) terminate(i int, sig syscall.Signal) error {
 	}
 	m := e.members[i]
 	if !m.running() {
-		return fmt.Errorf("ensemble: member %d is not running", i)
+		if m.proc == nil {
+			return fmt.Errorf("ensemble: member %d is not running", i)
+		}
+		// Stopped on purpose, or it exited by itself: its log says which.
+		return e.memberError(m, fmt.Sprintf("is not running (exited: %v)", m.proc.err), nil)
 	}
 	return m.signal(sig, 10*time.Second)
 }

@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +28,8 @@ type redialer struct {
 	ln       net.Listener
 	upstream string
 	wg       sync.WaitGroup
+	ctx      context.Context // cancelled by close: ends dials and pauses
+	cancel   context.CancelFunc
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -49,6 +52,7 @@ func newRedialer(upstream string) (*redialer, error) {
 		return nil, fmt.Errorf("ensemble: redialer for %s: %w", upstream, err)
 	}
 	r := &redialer{ln: ln, upstream: upstream, conns: map[net.Conn]struct{}{}}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.wg.Add(1)
 	go r.accept()
 	return r, nil
@@ -97,8 +101,9 @@ func (r *redialer) serve(down net.Conn) {
 // dial connects to upstream, trying as often as the follower would; the
 // connection it returns is tracked.
 func (r *redialer) dial() (net.Conn, error) {
+	d := net.Dialer{Timeout: time.Second}
 	for try := 1; ; try++ {
-		up, err := net.DialTimeout("tcp", r.upstream, time.Second)
+		up, err := d.DialContext(r.ctx, "tcp", r.upstream)
 		if err == nil {
 			if !r.track(up) {
 				up.Close()
@@ -106,10 +111,14 @@ func (r *redialer) dial() (net.Conn, error) {
 			}
 			return up, nil
 		}
-		if try == redialTries || r.isClosed() {
+		if try == redialTries {
 			return nil, err
 		}
-		time.Sleep(redialEvery)
+		select {
+		case <-time.After(redialEvery):
+		case <-r.ctx.Done():
+			return nil, net.ErrClosed
+		}
 	}
 }
 
@@ -130,15 +139,10 @@ func (r *redialer) untrack(c net.Conn) {
 	r.mu.Unlock()
 }
 
-func (r *redialer) isClosed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.closed
-}
-
 // close stops listening, ends every forwarded connection and waits for
 // the goroutines.
 func (r *redialer) close() {
+	r.cancel()
 	r.mu.Lock()
 	r.closed = true
 	for c := range r.conns {

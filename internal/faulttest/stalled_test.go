@@ -125,8 +125,10 @@ func TestAbandonedCreateSentOnTheNextSession(t *testing.T) {
 		// the new session can find it.
 		broke := false
 		w.OnReply(func(r *zktest.Reply) zktest.Verdict {
+			mu.Lock()
+			defer mu.Unlock()
 			if r.Request.Conn > dialled && (r.Request.Op == zktest.OpCreate || r.Request.Op == zktest.OpCreate2) && !broke {
-				broke = true // replies of one connection come one at a time
+				broke = true
 				return zktest.Break
 			}
 			return zktest.Pass
@@ -168,6 +170,11 @@ func TestAbandonedCreateSentOnTheNextSession(t *testing.T) {
 			return len(late()) > 0
 		})
 		t.Logf("b's creates sent on its new session: %v", late())
+		waitFor(t, sctx, "the answer to that create to be lost", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return broke
+		})
 
 		if err := a.l.Unlock(a.ctx(ctx)); err != nil {
 			t.Fatalf("a: Unlock: %v", err)

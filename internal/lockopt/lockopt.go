@@ -44,3 +44,11 @@ func Take[T any](o *Options, name string) (v T, ok bool) {
 // Left returns, sorted, the names of the options no Take consumed: given
 // to a variant they do not belong to.
 func (o *Options) Left() []string { return slices.Sorted(maps.Keys(o.own)) }
+
+// Data is the option that stores data in a lock's node under the
+// variant's name for it (sequential.WithData, rwlock.WithData): a copy,
+// so that the caller may reuse its slice.
+func Data(name string, data []byte) func(*Options) {
+	data = append([]byte(nil), data...)
+	return func(o *Options) { o.Set(name, data) }
+}

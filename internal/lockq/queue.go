@@ -123,19 +123,11 @@ func (n *Node) set(name, path string, czxid int64, mon *hold.Monitor) {
 }
 
 // newGUID returns the 128-bit random identifier of one acquisition, as 32
-// hex digits. A variable so that a test can pin it.
-var newGUID = func() string {
+// hex digits.
+func newGUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand since Go 1.24)
 	return hex.EncodeToString(b[:])
-}
-
-// PinGUID makes every new Node use guid until restore is called: for
-// tests that plant nodes carrying "our" GUID.
-func PinGUID(guid string) (restore func()) {
-	old := newGUID
-	newGUID = func() string { return guid }
-	return func() { newGUID = old }
 }
 
 // Head returns the full path of the first contender in the queue, "" when

@@ -53,7 +53,12 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  *       ms on the path of the command line, unreported, before "ready": a
  *       fresh JVM runs Curator interpreted, several times slower than once
  *       its JIT has compiled the hot paths, which a long-running program
- *       has long done.
+ *       has long done;
+ *   <li>--hold-locks N: hold mode, for the cost of holding locks idle: on
+ *       the first session, after "ready" and a "take" line on stdin, it
+ *       acquires N locks, one per path (path/l0, path/l1, ...), says
+ *       "held", and after a "release" line releases them and says
+ *       "released".
  * </ul>
  */
 public final class LockDriver {
@@ -87,6 +92,7 @@ public final class LockDriver {
         boolean requested;
         boolean control;
         boolean roundRobin;
+        int holdLocks = -1;
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -105,6 +111,7 @@ public final class LockDriver {
                     case "--requested" -> o.requested = true;
                     case "--control" -> o.control = true;
                     case "--round-robin" -> o.roundRobin = true;
+                    case "--hold-locks" -> o.holdLocks = Integer.parseInt(args[++i]);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -247,10 +254,34 @@ public final class LockDriver {
         return new long[] {began, nowNanos()};
     }
 
+    /** Hold mode (--hold-locks): see the class comment. */
+    private static void holdIdle(CuratorFramework c, Options o) throws Exception {
+        List<InterProcessMutex> locks = new ArrayList<>();
+        for (int i = 0; i < o.holdLocks; i++) {
+            locks.add(new InterProcessMutex(c, o.path + "/l" + i));
+        }
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in));
+        say("ready");
+        if (!"take".equals(stdin.readLine())) {
+            return;
+        }
+        for (InterProcessMutex l : locks) {
+            l.acquire();
+        }
+        say("held");
+        stdin.readLine(); // "release", or the end of stdin
+        for (InterProcessMutex l : locks) {
+            l.release();
+        }
+        say("released");
+    }
+
     public static void main(String[] args) throws Exception {
         Options o = Options.parse(args);
         List<CuratorFramework> clients = connect(o);
-        if (!o.control) {
+        if (o.holdLocks >= 0) {
+            holdIdle(clients.get(0), o);
+        } else if (!o.control) {
             run(clients, o.path, o, Stop.of(o), true);
         } else {
             if (o.warmupMillis > 0) {

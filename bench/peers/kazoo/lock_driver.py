@@ -17,7 +17,7 @@ Usage: lock_driver.py --servers H:P,... --path /lock --contenders N
        --holds K [--hold-ms MS] [--extra-lock-patterns -lock-]
        [--duration-ms D | --acquisitions A] [--idle-ms I]
        [--session-timeout S] [--requested] [--round-robin] [--control]
-       [--warmup-ms W]
+       [--warmup-ms W] [--hold-locks N]
 
 Each contender makes K acquisitions, unless --duration-ms (contenders stop
 asking for the lock D ms after the start; a waiter already queued still
@@ -32,6 +32,11 @@ lock path (it prints the holds, then "finished <start-ns> <end-ns>" once the
 last contender is done), and anything else, or the end of stdin, to close
 the sessions and end. --warmup-ms W (with --control) has the contenders
 contend for W ms on --path first, unreported, before "ready".
+
+--hold-locks N is the hold mode, for the cost of holding locks idle: on
+the first session, after "ready" and a "take" line on stdin, it acquires N
+locks, one per path (--path/l0, --path/l1, ...), says "held", and after a
+"release" line releases them and says "released".
 """
 
 import argparse
@@ -159,6 +164,21 @@ def close_all(clients):
         t.join()
 
 
+def hold_idle(client, args):
+    """The hold mode (--hold-locks): see the module's doc."""
+    locks = [client.Lock("%s/l%d" % (args.path, i)) for i in range(args.hold_locks)]
+    say("ready")
+    if sys.stdin.readline().strip() != "take":
+        return
+    for lock in locks:
+        lock.acquire()
+    say("held")
+    sys.stdin.readline()  # "release", or the end of stdin
+    for lock in locks:
+        lock.release()
+    say("released")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--servers", required=True)
@@ -175,10 +195,13 @@ def main():
     p.add_argument("--round-robin", action="store_true")
     p.add_argument("--control", action="store_true")
     p.add_argument("--warmup-ms", type=float, default=0)
+    p.add_argument("--hold-locks", type=int, default=-1)
     args = p.parse_args()
 
     clients = connect(args)
-    if not args.control:
+    if args.hold_locks >= 0:
+        hold_idle(clients[0], args)
+    elif not args.control:
         run(clients, args, args.path, Stop.of(args), True)
     else:
         if args.warmup_ms > 0:
