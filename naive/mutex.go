@@ -283,10 +283,13 @@ func (m *Mutex) awaitRelease(ctx context.Context) error {
 	}
 }
 
-// Unlock releases the lock. It deletes the lock node only if it is still
-// the node this Mutex created: same session (ephemeralOwner) and same
-// czxid, at the version just read. It never deletes with version -1, so
-// it can not remove a lock that another client took after ours was lost.
+// Unlock releases the lock. It deletes the lock node only after a read
+// shows it is still the node this Mutex created: same session
+// (ephemeralOwner) and same czxid; it deletes at the version read, never
+// with -1. That read is the guard against removing a lock another client
+// took after ours was lost. The version is not (a new node starts at
+// version 0 too), and the round trip between the read and the delete
+// stays open: see the package doc.
 //
 // Unlock fails with zklocks.ErrNotLocked when the Mutex does not hold the lock, and
 // with zklocks.ErrLockLost when the hold was lost before Unlock (Done was closed,
