@@ -57,9 +57,10 @@
 // directly, from the last moment the old connection was seen up.
 //
 // Bounds and assumptions: the rule needs T >= 2 ticks, T being the
-// session timeout the locks were given (the smallest, when locks on one
-// connection disagree; an operator who sets minSessionTimeout below two
-// ticks voids it), and a follower that answers a leader ping within T/4
+// session's timeout (the one the servers granted, which zklocks.Connect
+// learns, or the one told to zklocks.NewSession; an operator who sets
+// minSessionTimeout below two ticks voids it), and a follower that
+// answers a leader ping within T/4
 // of the touch (a leader whose ping loop stalls for more than T/4 while
 // it goes on answering requests voids it; at T = 2 ticks, T/4 is the ping
 // interval itself, with no margin). It assumes clients attached to
