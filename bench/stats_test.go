@@ -3,7 +3,9 @@ package bench
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
+	"time"
 )
 
 func TestMedianCIKnownData(t *testing.T) {
@@ -117,5 +119,32 @@ func TestNoDifference(t *testing.T) {
 		if got := PairedRatio(c.a, c.b).NoDifference(); got != c.same {
 			t.Errorf("%v over %v: no difference = %v, want %v", c.a, c.b, got, c.same)
 		}
+	}
+}
+
+// statsOf reads another process's CPU, threads and memory from /proc;
+// read on this process, they must be there, and its CPU must grow as
+// getrusage's does.
+func TestStatsOfThisProcess(t *testing.T) {
+	before, err := statsOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.threads < 1 || before.rss <= 0 || before.cpu <= 0 {
+		t.Fatalf("statsOf(self) = %+v; want threads, resident memory and CPU time", before)
+	}
+	const work = 30 * time.Millisecond
+	c0, deadline := processCPU(), time.Now().Add(10*time.Second)
+	for processCPU()-c0 < work && time.Now().Before(deadline) { // spin: CPU time is what is measured
+	}
+	after, err := statsOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.cpu - before.cpu; got < work*2/3 {
+		t.Errorf("CPU grew by %v while getrusage counted %v", got, processCPU()-c0)
+	}
+	if _, err := statsOf(-1); err == nil {
+		t.Error("statsOf(-1): no error for a process that does not exist")
 	}
 }
