@@ -114,3 +114,50 @@ func ExampleNewSession() {
 	// without the timeout: true
 	// held, token > 0: true
 }
+
+// State kept in ZooKeeper itself can be fenced by the servers: SetIfHeld
+// writes only in one transaction with a check that the holder's node
+// still exists. A holder that lost its lock, paused or cut off, and does
+// not know it yet, has its write refused.
+func ExampleSetIfHeld() {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	servers := strings.Split(os.Getenv("ZK_SERVERS"), ",")
+	s, err := zklocks.Connect(ctx, servers, 15*time.Second, zklocks.WithZKLogger(nil))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	base := "/locks/fenced-" + rand.Text()
+	m, err := sequential.New(s, base)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := m.Lock(ctx); err != nil { // makes /locks too
+		fmt.Println(err)
+		return
+	}
+	config := base + "-config"
+	if _, err := s.Conn().Create(config, []byte("v1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Conn().Delete(config, -1)
+	if _, err := zklocks.SetIfHeld(ctx, s, m, config, []byte("v2"), -1); err == nil {
+		fmt.Println("written while held")
+	}
+	// The node goes (an operator, here; an expired session does the same)
+	// while m still believes it holds.
+	if err := s.Conn().Delete(m.Node(), -1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = zklocks.SetIfHeld(ctx, s, m, config, []byte("v3"), -1)
+	fmt.Println("refused as lost:", errors.Is(err, zklocks.ErrLockLost))
+	_ = m.Unlock(ctx)
+	// Output:
+	// written while held
+	// refused as lost: true
+}
