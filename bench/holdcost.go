@@ -82,29 +82,9 @@ func MeasureHoldCost(ctx context.Context, servers []string, v Variant, n int, id
 		res.HeapPerLock = float64(h1-h0) / float64(n) // may be below 0: a GC's noise on a small n
 	}
 
-	settle(ctx, servers)
-	before, err := takeSnapshot(servers)
-	if err != nil {
+	if err := measureIdle(ctx, servers, idle, func() (time.Duration, error) { return processCPU(), nil }, &res); err != nil {
 		return res, err
 	}
-	cpu0, t0 := processCPU(), time.Now()
-	select {
-	case <-time.After(idle):
-	case <-ctx.Done():
-		return res, ctx.Err()
-	}
-	cpu1, window := processCPU(), time.Since(t0)
-	after, err := takeSnapshot(servers)
-	if err != nil {
-		return res, err
-	}
-	counts, err := diff(before, after)
-	if err != nil {
-		return res, err
-	}
-	res.Idle = window
-	res.PacketsPerSec = float64(counts.PacketsReceived) / window.Seconds()
-	res.CPUPerSec = time.Duration(float64(cpu1-cpu0) / window.Seconds())
 	for _, l := range locks {
 		select {
 		case <-l.Done():
@@ -169,4 +149,42 @@ func liveCounts() (goroutines int, heap int64) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return runtime.NumGoroutine(), int64(ms.HeapAlloc)
+}
+
+// measureIdle waits idle, once the servers have settled, and fills res's
+// window, the packets the servers received in it and the CPU cpu counted
+// in it, per second.
+func measureIdle(ctx context.Context, servers []string, idle time.Duration, cpu func() (time.Duration, error), res *HoldCostResult) error {
+	settle(ctx, servers)
+	before, err := takeSnapshot(servers)
+	if err != nil {
+		return err
+	}
+	cpu0, err := cpu()
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	select {
+	case <-time.After(idle):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	cpu1, err := cpu()
+	if err != nil {
+		return err
+	}
+	window := time.Since(t0)
+	after, err := takeSnapshot(servers)
+	if err != nil {
+		return err
+	}
+	counts, err := diff(before, after)
+	if err != nil {
+		return err
+	}
+	res.Idle = window
+	res.PacketsPerSec = float64(counts.PacketsReceived) / window.Seconds()
+	res.CPUPerSec = time.Duration(float64(cpu1-cpu0) / window.Seconds())
+	return nil
 }

@@ -66,37 +66,13 @@ func measureDriverHoldCost(ctx context.Context, servers []string, v Variant, n i
 		res.HeapPerLock = float64(s1.rss-s0.rss) / float64(n)
 	}
 
-	settle(ctx, servers)
-	before, err := takeSnapshot(servers)
-	if err != nil {
+	driverCPU := func() (time.Duration, error) {
+		st, err := statsOf(cmd.Process.Pid)
+		return st.cpu, err
+	}
+	if err := measureIdle(ctx, servers, idle, driverCPU, &res); err != nil {
 		return res, err
 	}
-	s1, err = statsOf(cmd.Process.Pid)
-	if err != nil {
-		return res, err
-	}
-	t0 := time.Now()
-	select {
-	case <-time.After(idle):
-	case <-ctx.Done():
-		return res, ctx.Err()
-	}
-	s2, err := statsOf(cmd.Process.Pid)
-	if err != nil {
-		return res, err
-	}
-	window := time.Since(t0)
-	after, err := takeSnapshot(servers)
-	if err != nil {
-		return res, err
-	}
-	counts, err := diff(before, after)
-	if err != nil {
-		return res, err
-	}
-	res.Idle = window
-	res.PacketsPerSec = float64(counts.PacketsReceived) / window.Seconds()
-	res.CPUPerSec = time.Duration(float64(s2.cpu-s1.cpu) / window.Seconds())
 
 	if err := d.say("release"); err != nil {
 		return res, err
