@@ -55,6 +55,13 @@ type Config struct {
 	// and slow the links between members (see links.go). The ensemble
 	// then lives only as long as this process.
 	ProxiedLinks bool
+	// LastJoinsLate starts the member with the largest id only once the
+	// others have elected a leader among them, so that it joins as a
+	// follower. Members with the same transactions elect the largest id,
+	// so without it that member leads every fresh ensemble; a test that
+	// needs another leader would otherwise have to kill it and wait for an
+	// election, the step the proxies made slow (see redial.go).
+	LastJoinsLate bool
 	// StartTimeout bounds Start (when its context has no earlier deadline)
 	// and Restart; default 60s.
 	StartTimeout time.Duration

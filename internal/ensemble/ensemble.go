@@ -99,7 +99,15 @@ func start(ctx context.Context, cfg Config, inst installation) (*Ensemble, error
 			return nil, err
 		}
 	}
-	err = e.launchAndWait(ctx, e.members, true)
+	groups := [][]*member{e.members}
+	if n := len(e.members); cfg.LastJoinsLate && n >= 3 {
+		groups = [][]*member{e.members[:n-1], e.members[n-1:]}
+	}
+	for _, g := range groups {
+		if err = e.launchAndWait(ctx, g, true); err != nil {
+			break
+		}
+	}
 	if err != nil {
 		e.Close()
 		return nil, err

@@ -282,3 +282,17 @@ func TestStartFailureShowsLogTail(t *testing.T) {
 	left, _ := os.ReadDir(cfg.BaseDir)
 	assert.Empty(t, left, "a failed start removes its directory")
 }
+
+// LastJoinsLate: the member with the largest id, started after the
+// others have elected, follows; every member serves.
+func TestLastJoinsLate(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.LastJoinsLate = true
+	e := startForTest(t, cfg)
+	leader, err := e.Leader()
+	require.NoError(t, err)
+	assert.NotEqual(t, e.Size()-1, leader, "the member that joined last leads")
+	for i, m := range modes(t, e) {
+		assert.Contains(t, []string{"leader", "follower"}, m, "member %d", i)
+	}
+}

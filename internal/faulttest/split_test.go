@@ -25,7 +25,7 @@ import (
 // cut and slowed.
 func proxiedEnsemble(t *testing.T) *ensemble.Ensemble {
 	t.Helper()
-	return zktest.PrivateEnsemble(t, func(c *ensemble.Config) { c.ProxiedLinks = true })
+	return zktest.PrivateEnsemble(t, func(c *ensemble.Config) { c.ProxiedLinks, c.LastJoinsLate = true, true })
 }
 
 // leaderAndRest returns the leader's index and the others', once the
@@ -33,8 +33,10 @@ func proxiedEnsemble(t *testing.T) *ensemble.Ensemble {
 // with the largest id. The proxies do not cut election links (see
 // ensemble.Partition), and members with the same transactions elect the
 // largest id: a cut-off leader with the largest id would win every
-// election its followers start, and they could never reach it. So that
-// member is restarted until another leads.
+// election its followers start, and they could never reach it. A fresh
+// proxiedEnsemble starts that member last (LastJoinsLate), so it follows;
+// after an earlier test's faults it may lead, and is then restarted until
+// another does.
 func leaderAndRest(t *testing.T, e *ensemble.Ensemble) (int, []int) {
 	t.Helper()
 	if err := e.WaitServing(testCtx(t, 30*time.Second)); err != nil {
