@@ -31,7 +31,7 @@
 //
 //	/locks                 persistent, made by the first Lock that needs it
 //	`-- orders             EPHEMERAL, owner session A: A holds the lock
-//	                       data "701059de1680e6d6": the id of A's Lock call
+//	                       data "9f1c40e2…": the 32-hex-digit id of A's Lock call
 //
 //	A: data watch on /locks/orders     (its own node: Done closes if it goes)
 //	B: exists watch on /locks/orders   no node of its own; waits
@@ -45,6 +45,24 @@
 // Unlock reads the node, checks that its ephemeralOwner is our session and
 // its czxid is our token, and deletes it at the version it read. It never
 // deletes with version -1.
+//
+// # Through the code
+//
+// The package is its recipe and a shell; what the recipe calls lives in
+// internal/lockq, shared with the queue-based locks. A Lock call goes:
+//
+//	Mutex.Lock             naive/mutex.go          checks, prefixes errors
+//	lockq.Slot.Acquire     internal/lockq/slot.go  idle -> acquiring -> held, the log
+//	Mutex.lock             naive/recipe.go         the steps above
+//	lockq.Fixed.Take       internal/lockq/fixed.go the stamped create, the parents,
+//	                                               findOwn after a lost answer, claim
+//	hold.WatchQueued       internal/hold           the watch behind Done
+//	lockq.Fixed.AwaitFree  internal/lockq/fixed.go step 2's exists watch and wait
+//
+// and Unlock: Mutex.Unlock, lockq.Slot.Release, lockq.Fixed.Release (the
+// guarded delete, or deleteLater when it can not be sent now). The
+// sequential lock runs through the same Slot with a lockq.Queue in place
+// of the lockq.Fixed: a diff of the two packages is the recipe change.
 //
 // New(s, path, opts...) makes the Mutex for the lock at path on s, a
 // *zklocks.Session (zklocks.Connect makes one), and sends nothing. It

@@ -2,37 +2,41 @@ package naive
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/lockq"
 )
 
 // lock is the recipe of notes 000 and 001 §3.3: the lock is one
 // ephemeral node at a fixed path; whoever creates it holds the lock, and
-// everybody else watches it and tries again when it goes. The hardening
-// (a create whose answer was lost, the parents, the watch on our node) is
-// in take (node.go), below the recipe.
-func (m *Mutex) lock(ctx context.Context, wait bool) (*holding, error) {
-	a := newAttempt() // our node's data is its stamp: the path cannot tell whose node it is, the stamp can
+// everybody else watches it and tries again when it goes. The fixed-path
+// client below (internal/lockq, fixed.go) does the rest: the stamp that
+// tells our node from another holder's, finding our node after a lost
+// answer, the parents, the watch on our node, the guarded delete.
+func (m *Mutex) lock(ctx context.Context, n *lockq.Node, wait bool) error {
 	for {
 		// 1. Create the lock path as an EPHEMERAL node.
-		h, err := m.take(ctx, a)
+		created, err := m.f.Take(ctx, n)
+		if err != nil {
+			return err
+		}
 
 		// 2. Created: the lock is ours.
-		if err == nil {
-			return h, nil
+		if created {
+			return nil
 		}
 
 		// 3. It exists: another session holds the lock. TryLock stops here.
-		if !errors.Is(err, zklocks.ErrLocked) || !wait {
-			return nil, err
+		if !wait {
+			return fmt.Errorf("%w: %s exists", zklocks.ErrLocked, m.base.Path)
 		}
 
 		// 4. Set an exists watch on the node and wait for it to fire.
 		//    Every waiter watches the same node, so every release wakes
 		//    them all, and all but one go back to sleep: the herd.
-		if err := m.awaitRelease(ctx); err != nil {
-			return nil, err
+		if err := m.f.AwaitFree(ctx, n); err != nil {
+			return err
 		}
 		// 5. Try again (step 1).
 	}

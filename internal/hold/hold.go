@@ -96,9 +96,8 @@ func Watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, []byte, 
 
 // WatchQueued is Watch for a contender that does not hold the lock yet:
 // being cut off does not end it until Acquired is called.
-func WatchQueued(ctx context.Context, c *zkop.Client, path string) (*Monitor, *zk.Stat, error) {
-	m, _, stat, err := watch(ctx, c, path)
-	return m, stat, err
+func WatchQueued(ctx context.Context, c *zkop.Client, path string) (*Monitor, []byte, *zk.Stat, error) {
+	return watch(ctx, c, path)
 }
 
 func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, []byte, *zk.Stat, error) {

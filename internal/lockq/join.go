@@ -38,7 +38,6 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 		data = n.Data
 	}
 	b := &n.fails
-	parents := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -52,10 +51,10 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 			// node: send it now, beside the watch, and save a round trip.
 			n.listing = q.c.ChildrenAhead(q.path)
 			names = []string{node[len(q.path)+1:]}
-		case errors.Is(err, zk.ErrNoNode) && parents < maxParents:
+		case errors.Is(err, zk.ErrNoNode) && n.parents < maxParents:
 			// The lock path is missing: make it (a container, which the
 			// server removes once its last child is gone) and try again.
-			parents++
+			n.parents++
 			if err := q.c.EnsureParents(ctx, q.path, zkpath.Ancestors(q.path), true, q.cfg.ACL); err != nil {
 				return fmt.Errorf("create the parents: %w", err)
 			}
@@ -147,7 +146,7 @@ func (q *Queue) findOurs(ctx context.Context, guid string) ([]string, error) {
 func (q *Queue) adopt(ctx context.Context, n *Node, name string) (bool, error) {
 	path := q.path + "/" + name
 	for {
-		mon, stat, err := hold.WatchQueued(ctx, q.c, path)
+		mon, _, stat, err := hold.WatchQueued(ctx, q.c, path)
 		switch {
 		case err == nil:
 			n.set(name, path, stat.Czxid, mon)

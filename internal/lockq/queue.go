@@ -83,6 +83,11 @@ type Node struct {
 	// fails counts transient failures in a row while joining and
 	// abandoning: many mean the connection is gone for good (closed).
 	fails backoff
+	// parents counts the creates that found the lock path missing.
+	parents int
+	// sid is the session that made the node of a Fixed lock, whose
+	// delete checks it: the path alone can not say whose node it is.
+	sid int64
 	// watched is the predecessor our data watch is on, ev that watch
 	// (nil when none is set): a wait that ends without the predecessor
 	// gone keeps it for the next.

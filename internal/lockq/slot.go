@@ -8,10 +8,12 @@ import (
 
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/oplog"
+	"github.com/zklocks/zklocks/internal/zkop"
 )
 
-// Slot is one contender's cycle around a Queue: idle (no node), acquiring
-// (a Node on its way into the queue), held (the Node holds the lock). It
+// Slot is one contender's cycle around a Queue or a Fixed lock node: idle
+// (no node), acquiring (a Node on its way), held (the Node holds the
+// lock). It
 // keeps what the lock's Token, Done, Err and Node report, and books the
 // operation log's acquire, release and loss.
 //
@@ -21,7 +23,7 @@ import (
 // others take it.
 type Slot struct {
 	mu    *sync.Mutex
-	q     *Queue
+	k     keeper
 	state slotState
 	cur   *Node       // the acquisition under way or the hold, nil when idle
 	log   *oplog.Hold // the hold's operation log, nil when off
@@ -36,8 +38,19 @@ const (
 	slotHeld
 )
 
-// NewSlot returns an idle Slot of q, guarded by mu.
-func NewSlot(mu *sync.Mutex, q *Queue) *Slot { return &Slot{mu: mu, q: q} }
+// keeper is where a Slot's nodes live: a Queue, or a Fixed lock node.
+type keeper interface {
+	Abandon(ctx context.Context, n *Node)
+	Release(ctx context.Context, n *Node) error
+	client() *zkop.Client
+	config() Config
+}
+
+func (q *Queue) client() *zkop.Client { return q.c }
+func (q *Queue) config() Config       { return q.cfg }
+
+// NewSlot returns an idle Slot of k (a *Queue or a *Fixed), guarded by mu.
+func NewSlot(mu *sync.Mutex, k keeper) *Slot { return &Slot{mu: mu, k: k} }
 
 // IdleLocked reports whether the slot has no node.
 func (s *Slot) IdleLocked() bool { return s.state == slotIdle }
@@ -57,13 +70,13 @@ func (s *Slot) HeldLocked() *Node {
 func (s *Slot) BeginLocked(n *Node) { s.state, s.cur = slotAcquiring, n }
 
 // Acquire finishes the acquisition BeginLocked started: lock runs the
-// recipe for n. When it fails, n leaves the queue (Queue.Abandon) and the
+// recipe for n. When it fails, n is abandoned (Queue.Abandon, Fixed.Abandon) and the
 // slot is idle again; the failure is logged unless it is a TryLock's
 // "taken" (locked). When it succeeds, the slot holds the lock from now on.
 func (s *Slot) Acquire(ctx context.Context, n *Node, log *oplog.Log, locked error, lock func() error) error {
 	start := log.Now()
 	if err := lock(); err != nil {
-		s.q.Abandon(ctx, n)
+		s.k.Abandon(ctx, n)
 		if log != nil && !errors.Is(err, locked) {
 			log.Abandon(ctx, n.Path(), start, err)
 		}
@@ -75,7 +88,7 @@ func (s *Slot) Acquire(ctx context.Context, n *Node, log *oplog.Log, locked erro
 	n.Monitor().Acquired(ctx)
 	var hl *oplog.Hold
 	if log != nil {
-		hl = log.Acquire(ctx, n.Path(), n.Token(), s.q.c.Conn.SessionID(), start)
+		hl = log.Acquire(ctx, n.Path(), n.Token(), s.k.client().Conn.SessionID(), start)
 		// The loss is logged when the monitor sees it, not when the owner
 		// next looks.
 		n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })
@@ -86,7 +99,7 @@ func (s *Slot) Acquire(ctx context.Context, n *Node, log *oplog.Log, locked erro
 	return nil
 }
 
-// Release ends the hold: it deletes the node (Queue.Release) and logs the
+// Release ends the hold: it deletes the node (Queue.Release, Fixed.Release) and logs the
 // release or the loss. held is false, and nothing is done, when the slot
 // does not hold the lock.
 func (s *Slot) Release(ctx context.Context) (held bool, err error) {
@@ -99,8 +112,8 @@ func (s *Slot) Release(ctx context.Context) (held bool, err error) {
 	s.state, s.cur, s.log = slotIdle, nil, nil
 	s.mu.Unlock()
 
-	err = s.q.Release(ctx, n)
-	if errors.Is(err, s.q.cfg.Lost) {
+	err = s.k.Release(ctx, n)
+	if errors.Is(err, s.k.config().Lost) {
 		hl.Lost(ctx, err) // once: the monitor may have written it already
 		s.mu.Lock()
 		s.lost = err
@@ -150,7 +163,7 @@ func (s *Slot) LostLocked() error {
 		return nil
 	}
 	if err := s.cur.Monitor().Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
-		return fmt.Errorf("%w: %w", s.q.cfg.Lost, err)
+		return fmt.Errorf("%w: %w", s.k.config().Lost, err)
 	}
 	return nil
 }
