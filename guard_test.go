@@ -10,8 +10,32 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/zklocks/zklocks/naive"
+	"github.com/zklocks/zklocks/rwlock"
 	"github.com/zklocks/zklocks/sequential"
+	"github.com/zklocks/zklocks/timeout"
 )
+
+// SetIfHeld takes only the locks whose node name is their own. naive's
+// node is the lock path, which the next holder's node shares: a check of
+// it would pass for the next holder too, so naive must not be a
+// NodeHolder (it has no Node method, although it runs on the same core).
+func TestNodeHoldersAreTheLocksWithUniqueNodes(t *testing.T) {
+	cases := []struct {
+		lock any
+		want bool
+	}{
+		{(*naive.Mutex)(nil), false},
+		{(*sequential.Mutex)(nil), true},
+		{(*timeout.Mutex)(nil), true},
+		{(*rwlock.Mutex)(nil), false}, // its two sides are; the lock as a whole is neither
+	}
+	for _, c := range cases {
+		if _, ok := c.lock.(zklocks.NodeHolder); ok != c.want {
+			t.Errorf("%T is a NodeHolder: %v; want %v", c.lock, ok, c.want)
+		}
+	}
+}
 
 // SetIfHeld is the store's own fence: while the holder's node exists its
 // writes go through; once the node is gone (deleted here, as an operator

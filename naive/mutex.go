@@ -15,8 +15,13 @@ import (
 // Its methods are safe for concurrent use. A Mutex is not re-entrant: Lock
 // while it holds (or is acquiring) the lock fails with
 // zklocks.ErrAlreadyLocked. A hold that was lost stays this Mutex's until
-// Unlock, which reports the loss; only then can it Lock again. Two Mutexes on the same path exclude each
-// other even when they share a session.
+// Unlock, which reports the loss; only then can it Lock again. Two
+// Mutexes on the same path exclude each other even when they share a
+// session.
+//
+// Unlike the queue-based locks it has no Node method: its node is the
+// lock path, whose name the next holder's node shares, so it can not
+// fence a write the way zklocks.SetIfHeld does (see zklocks.NodeHolder).
 type Mutex struct {
 	base *lockbase.Base
 	f    *lockq.Fixed
@@ -120,9 +125,6 @@ func (m *Mutex) Done() <-chan struct{} { return m.slot.Done() }
 // nil while the lock is held (and not lost), after a plain Unlock, and
 // before the first hold.
 func (m *Mutex) Err() error { return m.slot.Err() }
-
-// Node returns the lock path while this Mutex holds the lock, "" otherwise.
-func (m *Mutex) Node() string { return m.slot.Node() }
 
 // Stats returns the requests this Mutex sent and the watch events it
 // received. On a contended lock, Notifications grows by one for every
