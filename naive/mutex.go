@@ -68,18 +68,8 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 }
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	n := lockq.NewNode(m.base.Log)
-	m.mu.Lock()
-	if !m.slot.IdleLocked() {
-		m.mu.Unlock()
-		return zklocks.ErrAlreadyLocked
-	}
-	m.slot.BeginLocked(n)
-	m.mu.Unlock()
-	return m.slot.Acquire(ctx, n, m.base.Log, zklocks.ErrLocked, func() error { return m.lock(ctx, n, wait) })
+	return m.slot.Take(ctx, m.base.Log, zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
+		func(n *lockq.Node) error { return m.lock(ctx, n, wait) })
 }
 
 // Unlock releases the lock. It deletes the lock node only after a read
@@ -99,13 +89,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 // outlive the session.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.unlock(ctx)) }
 
-func (m *Mutex) unlock(ctx context.Context) error {
-	held, err := m.slot.Release(ctx)
-	if !held {
-		return zklocks.ErrNotLocked
-	}
-	return err
-}
+func (m *Mutex) unlock(ctx context.Context) error { return m.slot.Unlock(ctx, zklocks.ErrNotLocked) }
 
 // Token returns the fencing token of the current hold, the czxid of the
 // lock node, or 0 when the lock is not held. Tokens of successive holds

@@ -100,10 +100,4 @@ func (m *Mutex) writeHoldLasted(ctx context.Context, own string) error {
 }
 
 // release deletes this side's node after a hold.
-func (s *side) release(ctx context.Context) error {
-	held, err := s.slot.Release(ctx)
-	if !held {
-		return zklocks.ErrNotLocked
-	}
-	return err
-}
+func (s *side) release(ctx context.Context) error { return s.slot.Unlock(ctx, zklocks.ErrNotLocked) }

@@ -69,6 +69,25 @@ func (s *Slot) HeldLocked() *Node {
 // BeginLocked starts an acquisition with n; the slot must be idle.
 func (s *Slot) BeginLocked(n *Node) { s.state, s.cur = slotAcquiring, n }
 
+// Take is the whole acquisition of a lock with one slot (naive,
+// sequential): it fails with busy (the lock's ErrAlreadyLocked) when the
+// slot is not idle, and otherwise begins one with a new Node and runs
+// lock for it through Acquire.
+func (s *Slot) Take(ctx context.Context, log *oplog.Log, busy, locked error, lock func(n *Node) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n := NewNode(log)
+	s.mu.Lock()
+	if !s.IdleLocked() {
+		s.mu.Unlock()
+		return busy
+	}
+	s.BeginLocked(n)
+	s.mu.Unlock()
+	return s.Acquire(ctx, n, log, locked, func() error { return lock(n) })
+}
+
 // Acquire finishes the acquisition BeginLocked started: lock runs the
 // recipe for n. When it fails, n is abandoned (Queue.Abandon, Fixed.Abandon) and the
 // slot is idle again; the failure is logged unless it is a TryLock's
@@ -122,6 +141,16 @@ func (s *Slot) Release(ctx context.Context) (held bool, err error) {
 	}
 	hl.Release(ctx, err)
 	return true, err
+}
+
+// Unlock is Release as a lock's Unlock answers it: notHeld (the lock's
+// ErrNotLocked) when the slot does not hold.
+func (s *Slot) Unlock(ctx context.Context, notHeld error) error {
+	held, err := s.Release(ctx)
+	if !held {
+		return notHeld
+	}
+	return err
 }
 
 // Token is the hold's fencing token, 0 when the slot does not hold.
