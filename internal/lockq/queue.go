@@ -28,8 +28,8 @@ type Config struct {
 // WhileWaiting is what a variant does while it waits (the timeout lock
 // judges the head's lease): AwaitGone calls it each time it has set its
 // watch and is about to wait. A positive again has it called again after
-// that long (after a new listing unless we are second); an error ends the
-// acquisition.
+// that long (after a new listing unless we are second); ListNow ends the
+// wait at once for a new listing; an error ends the acquisition.
 type WhileWaiting func(ctx context.Context, w Wait) (again time.Duration, err error)
 
 // Wait is the queue as a waiter sees it when it is about to wait.

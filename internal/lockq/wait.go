@@ -38,6 +38,10 @@ func (q *Queue) AwaitGone(ctx context.Context, n *Node, l Line, hooks ...WhileWa
 		if err != nil {
 			return false, err
 		}
+		if again == ListNow {
+			n.ev = nil // read the predecessor afresh next time: the hook judged what it read
+			return false, nil
+		}
 		r, err := q.wait(ctx, n, again)
 		switch {
 		case err != nil:
@@ -97,6 +101,8 @@ func callHooks(ctx context.Context, n *Node, l Line, hooks []WhileWaiting) (time
 			return 0, ctx.Err()
 		case err != nil:
 			return 0, fmt.Errorf("wait hook: %w", err)
+		case again == ListNow:
+			return ListNow, nil
 		case again > 0 && (soonest == 0 || again < soonest):
 			soonest = again
 		}

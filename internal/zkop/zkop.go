@@ -212,6 +212,20 @@ func (c *Client) Children(ctx context.Context, path string) ([]string, error) {
 	return call(ctx, c, c.children(path))
 }
 
+// ChildrenW lists a node's children and leaves a child watch on it,
+// which fires on the next create or delete of a child (or of the node).
+func (c *Client) ChildrenW(ctx context.Context, path string) ([]string, <-chan zk.Event, error) {
+	type got struct {
+		kids []string
+		ev   <-chan zk.Event
+	}
+	g, err := call(ctx, c, func() (got, error) {
+		kids, _, ev, err := c.Conn.ChildrenW(path)
+		return got{kids, ev}, err
+	})
+	return g.kids, g.ev, err
+}
+
 // ChildrenAhead sends a listing of a node's children now, for a caller
 // that has something else to send before it needs the answer.
 func (c *Client) ChildrenAhead(path string) *Pending[[]string] {
