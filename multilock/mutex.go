@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/lockerr"
@@ -234,18 +235,25 @@ func (m *Mutex) take(ctx context.Context, i int, wait bool) error {
 	return nil
 }
 
-// giveBack releases the first n locks, the newest first. It has a context
-// of its own: the caller's has often ended (that is why the step failed),
-// and each lock's Unlock leaves what it can not do now to the background
-// anyway.
-func (m *Mutex) giveBack(n int) {
+// giveBack releases the first n locks, the newest first. Its context is
+// the caller's without the cancellation (that has often ended: it is why
+// the step failed), bounded by giveBackBudget: a failed Lock returns
+// about when its ctx ends, and each lock's Unlock leaves what it can not
+// do by then to the background, where it goes on until it is done or the
+// session ends.
+func (m *Mutex) giveBack(ctx context.Context, n int) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveBackBudget)
+	defer cancel()
 	for i := n - 1; i >= 0; i-- {
-		_ = m.locks[i].Unlock(context.Background()) // a lost one reports it; there is nothing left to do
+		_ = m.locks[i].Unlock(ctx) // a lost one reports it; there is nothing left to do
 	}
 	m.mu.Lock()
 	m.taken = 0
 	m.mu.Unlock()
 }
+
+// giveBackBudget bounds the rollback of a failed Lock.
+const giveBackBudget = time.Second
 
 // errHeldLost is the cause of the ctx whileHeld gives the wait for one
 // lock when a lock taken before it is lost.

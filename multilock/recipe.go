@@ -18,7 +18,7 @@ func (m *Mutex) lock(ctx context.Context, wait bool) error {
 		// 2. A step failed (taken, ctx ended, an earlier lock lost): give
 		//    back the locks taken so far, the newest first, and fail.
 		if err != nil {
-			m.giveBack(i)
+			m.giveBack(ctx, i)
 			return err
 		}
 	}
