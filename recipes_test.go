@@ -10,7 +10,8 @@ import (
 // purpose: each is read alone, and a diff against sequential/recipe.go
 // shows what the variant changes. Every change must be marked: a comment
 // block that starts "// <variant>:" marks itself and the one line after
-// it, and a line ending in a "// <variant>: ..." comment marks itself.
+// it (the whole function that line begins, when the block starts
+// "// <variant>: this whole function"), and a line ending in a "// <variant>: ..." comment marks itself.
 // Everything else must be sequential's line for line, so that a fix to
 // one recipe cannot silently miss the others.
 func TestRecipesDifferOnlyInMarkedLines(t *testing.T) {
@@ -59,6 +60,7 @@ func unmarked(lines []string, variant string) (kept []string, marked int) {
 		l := lines[i]
 		switch {
 		case strings.HasPrefix(l, tag):
+			whole := strings.HasPrefix(l, tag+" this whole function")
 			if len(kept) > 0 && kept[len(kept)-1] == "//" {
 				kept, marked = kept[:len(kept)-1], marked+1 // the paragraph break before it
 			}
@@ -67,8 +69,12 @@ func unmarked(lines []string, variant string) (kept []string, marked int) {
 				marked++
 			}
 			if i+1 < len(lines) && !strings.HasPrefix(lines[i+1], "//") {
-				i++ // the line it marks
+				i++ // the line it marks, or the whole function it begins
 				marked++
+				for depth := funcBraces(lines[i], whole); depth > 0 && i+1 < len(lines); depth += braces(lines[i]) {
+					i++
+					marked++
+				}
 			}
 			marked++
 		case strings.Contains(l, " "+tag):
@@ -78,6 +84,18 @@ func unmarked(lines []string, variant string) (kept []string, marked int) {
 		}
 	}
 	return kept, marked
+}
+
+// braces is how many more blocks a line opens than it closes.
+func braces(l string) int { return strings.Count(l, "{") - strings.Count(l, "}") }
+
+// funcBraces is braces for a line that begins a function the comment
+// before it marks whole, 0 for others.
+func funcBraces(l string, whole bool) int {
+	if !whole || !strings.HasPrefix(l, "func ") {
+		return 0
+	}
+	return braces(l)
 }
 
 // isStep reports whether a comment line begins one of the recipe's

@@ -32,6 +32,58 @@ func (m *Mutex) record(owner string, count int) []byte {
 // failed causes.
 var errCountWrite = errors.New("count write")
 
+// countWrite is one InNode change of the depth: owner's hold (the
+// Mutex's ends when it began) moves by delta to depth, written to node,
+// whose data we last left at version.
+type countWrite struct {
+	owner        string
+	delta, depth int
+	hold         int
+	node         string
+	version      int32
+}
+
+// writeDepth makes the write w. The caller's cancellation does not cut it
+// short: an abandoned write would leave us not knowing the node's
+// version, so it runs to its end (at most a session timeout). When it
+// fails, the hold cannot be trusted: with BadVersion someone else wrote to
+// our node, with NoNode it was deleted, with a timeout the ensemble could
+// not be reached for a session timeout (a shorter blip writeCount rides
+// out), with anything else we no longer know what the node says. The hold
+// then ends as lost and our node goes if it is still there. It returns
+// errHoldChanged when w was a re-entry that did not happen.
+func (m *Mutex) writeDepth(ctx context.Context, w countWrite) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.base.Session.Timeout())
+	stat, err := m.writeCount(wctx, w.node, m.record(w.owner, w.depth), w.version)
+	cancel()
+
+	m.mu.Lock()
+	switch {
+	case m.ends != w.hold: // lost while we wrote, and reaped
+		m.mu.Unlock()
+		if w.delta < 0 {
+			return m.reportLost(w.owner)
+		}
+		return errHoldChanged
+	case err == nil:
+		m.count, m.version = w.depth, stat.Version
+		m.mu.Unlock()
+		return nil
+	}
+	why := fmt.Errorf("%w: %w: %w", zklocks.ErrLockLost, errCountWrite, err)
+	owed := m.count
+	if w.delta < 0 {
+		owed-- // this Unlock is answered now
+	}
+	m.loseLocked(owed, why)
+	m.mu.Unlock()
+	_ = m.release(ctx, why)
+	if w.delta < 0 {
+		return why
+	}
+	return errHoldChanged
+}
+
 // writeCount sets our node's data at version. When the connection goes
 // while the write is in flight, its outcome is unknown; once the client is
 // back (same session) it reads the node: as its only writer we know that

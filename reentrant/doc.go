@@ -45,6 +45,26 @@
 //	job-44 on Mutex 1: no node; waits in the process until job-42's count is 0,
 //	then joins the queue
 //
+// # Through the code
+//
+// The package is a layer over the sequential recipe, as Curator's
+// InterProcessMutex is over LockInternals; the queue lives in
+// internal/lockq, shared with the other queue-based locks. A Lock call
+// goes:
+//
+//	Mutex.Lock            reentrant/mutex.go      checks, prefixes errors
+//	Mutex.enter           reentrant/recipe.go     re-entry, the turn, then the recipe
+//	Mutex.reenter, move   reentrant/owners.go     one more level (count.go: InNode's write)
+//	Mutex.awaitTurn       reentrant/owners.go     the other owners of this Mutex wait here
+//	Mutex.take            reentrant/owners.go     a new node, in the owner's turn
+//	lockq.Slot.Take       internal/lockq/slot.go  idle -> acquiring -> held, the log
+//	Mutex.lock            reentrant/recipe.go     sequential's steps, marked copy
+//	lockq.Queue           internal/lockq          join, line, await the predecessor
+//
+// and Unlock: Mutex.Unlock, Mutex.move (one level down; at zero
+// lockq.Slot.Unlock deletes the node and the turn passes on). A lost hold
+// is dropped first (Mutex.reapIfLost): its levels become Unlocks owed.
+//
 // New(s, path, opts...) makes a Mutex for the lock at path on s, a
 // *zklocks.Session, and sends nothing; besides the options every variant
 // shares (zklocks.WithACL, zklocks.WithLogger) it takes this package's
@@ -52,7 +72,7 @@
 //
 // A Mutex is one contender on ZooKeeper, shared by any number of owners in
 // the process. While one owner holds or acquires the lock, the others wait
-// in the process, on a one-slot channel (honouring their ctx), and take the
+// in the process for its turn, a one-slot channel (honouring their ctx), and take the
 // ZooKeeper lock only once the holder has fully released it. Curator's
 // InterProcessMutex, keyed on threads, instead lets every thread create its
 // own node; a Mutex here never has more than one node, so the in-process
@@ -152,7 +172,7 @@
 //     if it was not, so a blip shorter than the session timeout does not
 //     cost the hold (TestCountWriteSurvivesBlip). A write that is refused,
 //     or can not be made within the session timeout, ends the hold.
-//   - In-process owners waiting on the gate are served in no guaranteed
+//   - In-process owners waiting for the turn are served in no guaranteed
 //     order; FIFO holds among ZooKeeper contenders only.
 //
 // # Errors
@@ -182,7 +202,7 @@
 //
 // Acquire, the ZooKeeper wait, release, lost and abandon are written as
 // in the sequential lock, under this package's name; each event is
-// written once. waited counts from the call of Lock, time at the gate
+// written once. waited counts from the call of Lock, time spent waiting for the turn
 // included. count_write is a loss of InNode mode: the count could not be
 // written. internal/oplog has the full table, shared by every variant.
 package reentrant

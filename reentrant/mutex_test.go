@@ -562,7 +562,7 @@ func TestCancelWhileWaitingInProcess(t *testing.T) {
 	assert.ErrorIs(t, m.Lock(ctx), context.DeadlineExceeded)
 	assert.Len(t, zktest.Children(t, conn, path), 1)
 	require.NoError(t, m.Unlock(owner("a")))
-	require.NoError(t, m.Lock(owner("b")), "the gate is open again")
+	require.NoError(t, m.Lock(owner("b")), "the turn is free again")
 	require.NoError(t, m.Unlock(owner("b")))
 	assert.Empty(t, zktest.Children(t, conn, path))
 }

@@ -8,16 +8,39 @@ import (
 	"github.com/zklocks/zklocks/internal/lockq"
 )
 
+// reentrant: this whole function is new: the step before the queue. An
+// owner that holds the lock counts one more level (reenter); the other
+// owners of this Mutex take turns at its one node (awaitTurn), and the one
+// whose turn it is runs the recipe below for a new node (take). So a Mutex
+// has one node at a time, and the node names its owner.
+func (m *Mutex) enter(ctx context.Context, wait bool) error {
+	owner, ok := OwnerFrom(ctx)
+	if !ok {
+		return ErrNoOwner
+	}
+	start := m.base.Log.Now()
+	for {
+		// Re-entry first: the holder only counts one more level.
+		if done, err := m.reenter(ctx, owner); done {
+			return err
+		}
+		turn, err := m.awaitTurn(ctx, owner, wait, start)
+		if err != nil {
+			return err
+		}
+		if turn {
+			return m.take(ctx, owner, wait, start)
+		}
+	}
+}
+
 // lock is the recipe of notes 001 §3.1, the one ZooKeeper's recipes page
 // gives: every contender queues as a sequential node, and each waits for
 // the node just ahead of its own. The queue client below (internal/lockq)
 // does the rest: retries while the connection is down, finding our node
 // after a lost answer, watching our node for a loss, deleting twins.
 //
-// reentrant: it runs for an owner that does not hold the lock; an owner
-// that does only counts one more level (Mutex.enter, step), and the
-// other owners of this Mutex wait in this process until the holder's last
-// Unlock. So a Mutex has one node at a time, and the node names its owner.
+// reentrant: it runs for an owner whose turn it is (enter, above).
 func (m *Mutex) lock(ctx context.Context, owner string, n *lockq.Node, wait bool) error {
 	// reentrant: our node's data is the holder record (host, pid, owner,
 	//    and with InNode the count), so that any client can tell who holds

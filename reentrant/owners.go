@@ -1,0 +1,210 @@
+package reentrant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/lockq"
+)
+
+// This file is the layer in front of the queue, as Curator's
+// InterProcessMutex sits on LockInternals: which owner has the Mutex's one
+// node, its depth, the turns the other owners of the Mutex take, and the
+// Unlocks owed to a hold that was lost.
+
+// errHoldChanged says the hold a step was meant for ended before the step
+// touched it: look at the Mutex again.
+var errHoldChanged = errors.New("reentrant: hold changed")
+
+// reenter is step 0 for owner: when it holds the lock, one more level.
+// done is false, and nothing changed, when it does not hold the lock.
+func (m *Mutex) reenter(ctx context.Context, owner string) (done bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return true, err
+	}
+	for {
+		m.reapIfLost(ctx)
+		m.mu.Lock()
+		mine, acquiring := m.owner == owner, m.count == 0
+		m.mu.Unlock()
+		switch {
+		case !mine:
+			return false, nil
+		case acquiring:
+			return true, zklocks.ErrAlreadyLocked
+		}
+		if err := m.move(ctx, owner, +1); err != errHoldChanged {
+			return true, err
+		}
+	}
+}
+
+// awaitTurn waits until no other owner of this Mutex holds or acquires
+// its node, and takes the turn (true). false with no error: the hold it
+// waited for has been lost; look again. TryLock (wait false) does not
+// wait.
+func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start time.Time) (bool, error) {
+	select {
+	case <-m.turn:
+		return true, nil
+	default:
+	}
+	m.mu.Lock()
+	other, acquiring := m.owner, m.count == 0
+	var lost <-chan struct{} // nil while acquiring or ending: only the turn can come then
+	if n := m.slot.HeldLocked(); n != nil && !acquiring {
+		lost = n.Monitor().Done()
+	}
+	m.mu.Unlock()
+
+	switch {
+	case !wait && other == "":
+		return false, zklocks.ErrLocked // another owner took the turn just now
+	case !wait && acquiring:
+		return false, fmt.Errorf("%w: owner %q is acquiring it", zklocks.ErrLocked, other)
+	case !wait:
+		return false, fmt.Errorf("%w: held by owner %q", zklocks.ErrLocked, other)
+	}
+	lg := m.base.Log.Attempt(owner, start)
+	if other != "" {
+		lg.WaitBehind(ctx, other)
+	}
+	select {
+	case <-m.turn:
+		return true, nil
+	case <-lost:
+		return false, nil // reapIfLost ends it on the next round
+	case <-ctx.Done():
+		lg.Abandon(ctx, "", start, ctx.Err())
+		return false, ctx.Err()
+	}
+}
+
+// take runs the recipe for a new node of owner, in its turn.
+func (m *Mutex) take(ctx context.Context, owner string, wait bool, start time.Time) error {
+	m.mu.Lock()
+	m.owner, m.count = owner, 0
+	m.mu.Unlock()
+	err := m.slot.Take(ctx, m.base.Log.Attempt(owner, start), zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
+		func(n *lockq.Node) error { return m.lock(ctx, owner, n, wait) })
+
+	m.mu.Lock()
+	if err == nil {
+		m.count, m.version, m.last = 1, 0, nil // a new hold: Token is its token now
+		m.mu.Unlock()
+		return nil
+	}
+	m.endLocked()
+	m.mu.Unlock()
+	m.turn <- struct{}{}
+	return err
+}
+
+// move changes owner's depth by delta (+1 a re-entry, -1 an Unlock) and
+// releases the node when the depth reaches zero. It returns
+// errHoldChanged, having changed nothing, when owner does not hold.
+func (m *Mutex) move(ctx context.Context, owner string, delta int) error {
+	m.step.Lock()
+	defer m.step.Unlock()
+
+	m.mu.Lock()
+	if m.owner != owner || m.count == 0 {
+		m.mu.Unlock()
+		return errHoldChanged
+	}
+	depth, hl := m.count+delta, m.slot.LogLocked()
+	switch {
+	case depth == 0:
+		m.endLocked()
+		m.mu.Unlock()
+		return m.release(ctx, nil)
+	case m.mode == InMemory:
+		m.count = depth
+		m.mu.Unlock()
+	default:
+		w := countWrite{owner: owner, delta: delta, depth: depth, hold: m.ends,
+			node: m.slot.HeldLocked().Path(), version: m.version}
+		m.mu.Unlock()
+		if err := m.writeDepth(ctx, w); err != nil {
+			return err
+		}
+	}
+	if delta > 0 {
+		hl.Reenter(ctx, depth)
+	} else {
+		hl.Exit(ctx, depth)
+	}
+	return nil
+}
+
+// reapIfLost ends the hold if the watch on its node has seen it lost:
+// its owner's levels become Unlocks owed, and its node is deleted, for it
+// may still exist (the client was cut off but its session lived on). The
+// delete waits at most until ctx ends or a session timeout passes; what is
+// left is done in the background, so a waiter that reaps a lost hold is
+// not held up past its own deadline.
+func (m *Mutex) reapIfLost(ctx context.Context) {
+	m.mu.Lock()
+	why := m.slot.LostLocked()
+	if why == nil || m.count == 0 {
+		m.mu.Unlock()
+		return
+	}
+	m.loseLocked(m.count, why)
+	m.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, m.base.Session.Timeout())
+	defer cancel()
+	_ = m.release(cctx, nil) // zklocks.ErrLockLost: the loss is recorded already
+}
+
+// release deletes the node of the hold just ended (why, when not nil, is
+// the loss that ended it, which the watch did not see) and gives the turn
+// to the next owner.
+func (m *Mutex) release(ctx context.Context, why error) error {
+	defer func() { m.turn <- struct{}{} }()
+	if why != nil {
+		m.slot.Drop(ctx, why)
+		return why
+	}
+	return m.slot.Unlock(ctx, zklocks.ErrNotLocked)
+}
+
+// loseLocked ends the hold as lost, leaving its owner owed Unlocks that
+// answer with why. The hold's token stays what Token reports until they
+// are answered.
+func (m *Mutex) loseLocked(owed int, why error) {
+	m.last = nil
+	if owed > 0 {
+		d := m.owed[m.owner]
+		if d == nil {
+			d = &debt{}
+			m.owed[m.owner] = d
+		}
+		d.left, d.err, d.token = d.left+owed, why, m.slot.HeldLocked().Token()
+		m.last = d
+	}
+	m.endLocked()
+}
+
+// endLocked records that the hold, or the acquisition, is over.
+func (m *Mutex) endLocked() { m.owner, m.count, m.ends = "", 0, m.ends+1 }
+
+// reportLost answers one Unlock owed to owner's lost hold.
+func (m *Mutex) reportLost(owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.owed[owner]
+	if d == nil { // answered meanwhile by a concurrent Unlock
+		return zklocks.ErrNotLocked
+	}
+	if d.left--; d.left <= 0 {
+		delete(m.owed, owner)
+		if m.last == d {
+			m.last = nil // the loss is reported in full: no hold, Token 0
+		}
+	}
+	return d.err
+}
