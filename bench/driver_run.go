@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -223,14 +224,41 @@ func runDriver(ctx context.Context, cfg Config) (Result, error) {
 		return fail(err)
 	}
 	res.Server = counts
-	if err := fillFromDriver(&res, holds, start, end); err != nil {
+	if err := fillFromDriver(&res, holds, start, end, cfg.Variant.Permits); err != nil {
 		return fail(err)
 	}
 	_, _ = admin.Sync(lockPath)
-	if kids, _, err := admin.Children(lockPath); err == nil && len(kids) > 0 {
-		return fail(fmt.Errorf("left %d nodes behind under %s: %v", len(kids), lockPath, kids))
+	if left := leftBehind(admin, lockPath); len(left) > 0 {
+		return fail(fmt.Errorf("left %d nodes behind under %s: %v", len(left), lockPath, left))
 	}
 	return res, nil
+}
+
+// leftBehind lists the nodes under path that a run should not have left:
+// every node that is ephemeral or has children, at any depth. Empty
+// structural nodes are the peer recipe's own: Curator's semaphore keeps
+// its leases and its inner lock in two persistent children of its path,
+// which outlive every lease.
+func leftBehind(admin *zk.Conn, path string) []string {
+	kids, _, err := admin.Children(path)
+	if err != nil {
+		return nil
+	}
+	var left []string
+	for _, k := range kids {
+		p := path + "/" + k
+		ok, st, err := admin.Exists(p)
+		ephemeral := st != nil && st.EphemeralOwner != 0 && st.EphemeralOwner != math.MinInt64 // not a container
+		switch {
+		case err != nil || !ok || !ephemeral && st.NumChildren == 0:
+			// gone meanwhile, or structure
+		case st.NumChildren > 0:
+			left = append(left, leftBehind(admin, p)...)
+		default:
+			left = append(left, p)
+		}
+	}
+	return left
 }
 
 // launchDriver starts the variant's driver, warming up on lockPath, and
@@ -244,7 +272,8 @@ func launchDriver(ctx context.Context, cfg Config, lockPath string) (*driverProc
 	}
 	pctx, cancel := context.WithCancel(base)
 	cmd, err := cfg.Variant.Driver.Command(pctx, DriverArgs{Servers: cfg.Servers, Path: lockPath, Contenders: cfg.Contenders,
-		Acquisitions: cfg.Acquisitions, Duration: cfg.Duration, Hold: cfg.Hold, Idle: cfg.Idle, Warmup: cfg.Variant.Driver.Warmup})
+		Acquisitions: cfg.Acquisitions, Duration: cfg.Duration, Hold: cfg.Hold, Idle: cfg.Idle, Warmup: cfg.Variant.Driver.Warmup,
+		Permits: cfg.Variant.Permits})
 	if err != nil {
 		cancel()
 		return nil, err
@@ -319,7 +348,7 @@ func unexpected(line string) error { return fmt.Errorf("unexpected line from the
 // order of acquisition) asked before the previous one began its release,
 // from that release to the next acquired. The holds are checked for
 // mutual exclusion as Run's are.
-func fillFromDriver(res *Result, holds []driverHold, start, end int64) error {
+func fillFromDriver(res *Result, holds []driverHold, start, end int64, permits int) error {
 	slices.SortFunc(holds, func(a, b driverHold) int { return cmp.Compare(a.acquired, b.acquired) })
 	acq, hand := newHistogram(), newHistogram()
 	checked := make([]Hold, len(holds))
@@ -336,7 +365,7 @@ func fillFromDriver(res *Result, holds []driverHold, start, end int64) error {
 	res.hists = &runHists{acq, hand, newHistogram(), newHistogram(), newHistogram()}
 	res.summarize()
 	res.PerRound = []RoundFigures{res.wholeRun()}
-	return CheckHistory(checked)
+	return CheckHistory(checked, permits)
 }
 
 // tailBuffer keeps the last few kilobytes a driver wrote to stderr.

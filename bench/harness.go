@@ -519,7 +519,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	} else if kids, _, err := admin.Children(lockPath); err == nil && len(kids) > 0 {
 		return res, fmt.Errorf("bench: %s left %d nodes behind under %s: %v", cfg.Variant.Name, len(kids), lockPath, kids)
 	}
-	if err := CheckHistory(holds); err != nil {
+	if err := CheckHistory(holds, cfg.Variant.Permits); err != nil {
 		return res, fmt.Errorf("bench: %s with %d contenders: %w", cfg.Variant.Name, cfg.Contenders, err)
 	}
 	return res, nil
@@ -630,8 +630,10 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 // (the one the conformance suite uses): no two holds overlap, and fencing
 // tokens grow strictly from one hold to the next. A lock that gives no
 // tokens at all (the peer: Token is always 0) is checked for overlaps only.
-// Holds the lock reported lost are left out.
-func CheckHistory(holds []Hold) error {
+// Holds the lock reported lost are left out. With permits above one (a
+// semaphore) it checks that no more than permits holds are open at once
+// instead (locktest.CheckPermits).
+func CheckHistory(holds []Hold, permits int) error {
 	h := make(locktest.History, 0, len(holds))
 	tokens := false
 	for _, x := range holds {
@@ -641,6 +643,12 @@ func CheckHistory(holds []Hold) error {
 		h = append(h, locktest.Hold{Holder: fmt.Sprintf("contender %d", x.Contender), Enter: x.Enter, Exit: x.Exit,
 			Token: x.Token, Shared: x.Shared})
 		tokens = tokens || x.Token != 0
+	}
+	if permits > 1 {
+		if err := locktest.CheckPermits(h, permits); err != nil {
+			return fmt.Errorf("%w: %w", ErrMutualExclusion, err)
+		}
+		return nil
 	}
 	if !tokens {
 		slices.SortFunc(h, func(a, b locktest.Hold) int { return cmp.Compare(a.Enter, b.Enter) })

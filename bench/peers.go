@@ -55,6 +55,9 @@ type DriverArgs struct {
 	// Warmup is how long the contenders contend, unmeasured, before the
 	// driver says it is ready.
 	Warmup time.Duration
+	// Permits, above zero, makes the contenders take permits of the
+	// peer's semaphore with that many leases instead of its mutex.
+	Permits int
 }
 
 // Driver runs a peer's lock, another library's, in a child process: a
@@ -101,7 +104,7 @@ var curatorDriver = &Driver{
 			strings.Join(a.Servers, ","), a.Path, fmt.Sprint(a.Contenders), "0", msArg(a.Hold),
 			"--idle-ms", msArg(a.Idle), "--session-timeout-ms", fmt.Sprint(SessionTimeout.Milliseconds()),
 			"--requested", "--control", "--round-robin", "--warmup-ms", fmt.Sprint(a.Warmup.Milliseconds())}
-		args = append(args, stopArgs(a)...)
+		args = append(append(args, stopArgs(a)...), permitArgs(a)...)
 		return exec.CommandContext(ctx, "java", args...), nil
 	},
 	Hold: func(ctx context.Context, servers []string, dir string, n int) (*exec.Cmd, error) {
@@ -129,7 +132,7 @@ var kazooDriver = &Driver{
 			"--contenders", fmt.Sprint(a.Contenders), "--holds", "0", "--hold-ms", msArg(a.Hold),
 			"--idle-ms", msArg(a.Idle), "--session-timeout", fmt.Sprint(SessionTimeout.Seconds()),
 			"--requested", "--control", "--round-robin", "--warmup-ms", fmt.Sprint(a.Warmup.Milliseconds())}
-		args = append(args, stopArgs(a)...)
+		args = append(append(args, stopArgs(a)...), permitArgs(a)...)
 		return exec.CommandContext(ctx, DebianPython, args...), nil
 	},
 	Hold: func(ctx context.Context, servers []string, dir string, n int) (*exec.Cmd, error) {
@@ -140,6 +143,14 @@ var kazooDriver = &Driver{
 		return exec.CommandContext(ctx, DebianPython, script, "--servers", strings.Join(servers, ","), "--path", dir,
 			"--contenders", "1", "--hold-locks", fmt.Sprint(n), "--session-timeout", fmt.Sprint(SessionTimeout.Seconds())), nil
 	},
+}
+
+// permitArgs is the option that makes a driver run the peer's semaphore.
+func permitArgs(a DriverArgs) []string {
+	if a.Permits > 0 {
+		return []string{"--permits", fmt.Sprint(a.Permits)}
+	}
+	return nil
 }
 
 // stopArgs are the options that end a driver's run as the Go harness's

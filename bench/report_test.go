@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/zklocks/zklocks/internal/locktest"
 )
 
 // syntheticReport is a report with made-up figures, for the tests that
@@ -158,32 +161,48 @@ func TestSummaryFitsTerminal(t *testing.T) {
 
 func TestCheckHistory(t *testing.T) {
 	ok := []Hold{{0, 1, 2, 10, false, false}, {1, 2, 3, 11, false, false}, {0, 5, 6, 12, false, false}}
-	if err := CheckHistory(ok); err != nil {
+	if err := CheckHistory(ok, 1); err != nil {
 		t.Fatalf("clean history: %v", err)
 	}
 	overlap := []Hold{{0, 1, 3, 10, false, false}, {1, 2, 4, 11, false, false}}
-	if err := CheckHistory(overlap); err == nil {
+	if err := CheckHistory(overlap, 1); err == nil {
 		t.Fatal("overlap not caught")
 	}
 	stale := []Hold{{0, 1, 2, 11, false, false}, {1, 3, 4, 10, false, false}}
-	if err := CheckHistory(stale); err == nil {
+	if err := CheckHistory(stale, 1); err == nil {
 		t.Fatal("token going back not caught")
 	}
 	noTokens := []Hold{{0, 1, 2, 0, false, false}, {1, 3, 4, 0, false, false}}
-	if err := CheckHistory(noTokens); err != nil {
+	if err := CheckHistory(noTokens, 1); err != nil {
 		t.Fatalf("a lock without tokens: %v", err)
 	}
 	lost := []Hold{{0, 1, 5, 10, true, false}, {1, 2, 3, 11, false, false}}
-	if err := CheckHistory(lost); err != nil {
+	if err := CheckHistory(lost, 1); err != nil {
 		t.Fatalf("a hold reported lost is not checked: %v", err)
 	}
 	readers := []Hold{{0, 1, 5, 10, false, true}, {1, 2, 6, 11, false, true}, {2, 7, 8, 12, false, false}}
-	if err := CheckHistory(readers); err != nil {
+	if err := CheckHistory(readers, 1); err != nil {
 		t.Fatalf("readers sharing, then a writer: %v", err)
 	}
 	writerAmongReaders := []Hold{{0, 1, 5, 10, false, true}, {1, 2, 6, 11, false, false}}
-	if err := CheckHistory(writerAmongReaders); err == nil {
+	if err := CheckHistory(writerAmongReaders, 1); err == nil {
 		t.Fatal("a writer overlapping a reader not caught")
+	}
+}
+
+// With permits, up to that many holds may be open at once, and no more.
+func TestCheckHistoryWithPermits(t *testing.T) {
+	ms := time.Millisecond
+	two := []Hold{{Contender: 0, Enter: 0, Exit: 5 * ms}, {Contender: 1, Enter: ms, Exit: 6 * ms}}
+	if err := CheckHistory(two, 2); err != nil {
+		t.Errorf("two holds of two permits: %v", err)
+	}
+	if err := CheckHistory(two, 1); !errors.Is(err, ErrMutualExclusion) {
+		t.Errorf("two holds of one permit: %v, want ErrMutualExclusion", err)
+	}
+	three := append(two, Hold{Contender: 2, Enter: 2 * ms, Exit: 3 * ms})
+	if err := CheckHistory(three, 2); !errors.Is(err, ErrMutualExclusion) || !errors.Is(err, locktest.ErrTooMany) {
+		t.Errorf("three holds of two permits: %v, want ErrMutualExclusion and locktest.ErrTooMany", err)
 	}
 }
 

@@ -37,6 +37,10 @@ type Variant struct {
 	// other's (and no one else's). New makes the others'.
 	Reader  Factory
 	Readers func(contender int) bool
+	// Permits, above one, makes the variant a semaphore: up to Permits
+	// holds may be open at once, and the history is checked for that
+	// (locktest.CheckPermits) instead of for mutual exclusion.
+	Permits int
 	// Driver, when set instead of New, makes the variant another
 	// library's lock, run in a child process by a driver of bench/peers
 	// (curator, kazoo). Its runs measure what the driver's lines and the

@@ -187,3 +187,40 @@ func Check(h History) error {
 	}
 	return errors.Join(problems...)
 }
+
+// ErrTooMany is CheckPermits's problem: more holders at once than permits.
+var ErrTooMany = errors.New("locktest: more holders at once than permits")
+
+// CheckPermits is Check for a semaphore of permits permits: at no instant
+// are more than permits holds open (wrapping ErrTooMany, naming the holds
+// open then), and no two holds carry the same non-zero token (holds that
+// overlap enter in any order, so tokens are not compared for order). With
+// one permit it is Check.
+func CheckPermits(h History, permits int) error {
+	if permits <= 1 {
+		return Check(h)
+	}
+	var problems []error
+	sorted := slices.Clone(h)
+	slices.SortStableFunc(sorted, func(a, b Hold) int { return cmp.Compare(a.Enter, b.Enter) })
+	var open []Hold
+	seen := map[int64]Hold{}
+	for _, x := range sorted {
+		if x.Exit < x.Enter {
+			problems = append(problems, fmt.Errorf("%w: %v exits before it enters", ErrMalformed, x))
+		}
+		if y, dup := seen[x.Token]; dup && x.Token != 0 {
+			problems = append(problems, fmt.Errorf("%w: %v and %v share a token", ErrTokenOrder, y, x))
+		}
+		seen[x.Token] = x
+		open = append(slices.DeleteFunc(open, func(o Hold) bool { return o.Exit <= x.Enter }), x)
+		if len(open) > permits {
+			problems = append(problems, fmt.Errorf("%w: %d holds open at %v: %v", ErrTooMany, len(open), x.Enter, open))
+		}
+	}
+	if len(problems) > maxReported {
+		more := len(problems) - maxReported
+		problems = append(problems[:maxReported:maxReported], fmt.Errorf("... and %d more", more))
+	}
+	return errors.Join(problems...)
+}

@@ -68,6 +68,44 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+func TestCheckPermits(t *testing.T) {
+	ms := time.Millisecond
+	hold := func(who string, enter, exit time.Duration, token int64) Hold {
+		return Hold{Holder: who, Enter: enter, Exit: exit, Token: token}
+	}
+	for _, tc := range []struct {
+		name    string
+		permits int
+		h       History
+		want    []error // nil: clean
+	}{
+		{"Empty", 2, nil, nil},
+		{"TwoOfTwo", 2, History{hold("a", 0, 5*ms, 2), hold("b", 1*ms, 6*ms, 1)}, nil},
+		{"ThreeOfTwo", 2, History{hold("a", 0, 5*ms, 1), hold("b", 1*ms, 6*ms, 2), hold("c", 4*ms, 7*ms, 3)},
+			[]error{ErrTooMany}},
+		{"ThirdEntersAsFirstExits", 2, History{hold("a", 0, 5*ms, 1), hold("b", 1*ms, 6*ms, 2), hold("c", 5*ms, 7*ms, 3)}, nil},
+		{"SharedToken", 2, History{hold("a", 0, 5*ms, 4), hold("b", 6*ms, 7*ms, 4)}, []error{ErrTokenOrder}},
+		{"NoTokens", 2, History{hold("a", 0, 5*ms, 0), hold("b", 1*ms, 6*ms, 0)}, nil},
+		{"Malformed", 2, History{hold("a", 5*ms, 1*ms, 1)}, []error{ErrMalformed}},
+		{"OnePermitIsCheck", 1, History{hold("a", 0, 5*ms, 1), hold("b", 4*ms, 7*ms, 2)}, []error{ErrOverlap}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckPermits(tc.h, tc.permits)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("CheckPermits(%v, %d) = %v, want nil", tc.h, tc.permits, err)
+				}
+				return
+			}
+			for _, w := range tc.want {
+				if !errors.Is(err, w) {
+					t.Errorf("CheckPermits(%v, %d) = %v, want it to report %v", tc.h, tc.permits, err, w)
+				}
+			}
+		})
+	}
+}
+
 // The contained case must name both late holds, not only the first.
 func TestCheckNamesEveryOverlap(t *testing.T) {
 	ms := time.Millisecond

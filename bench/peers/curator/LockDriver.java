@@ -9,6 +9,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 /**
@@ -54,6 +56,9 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  *       fresh JVM runs Curator interpreted, several times slower than once
  *       its JIT has compiled the hot paths, which a long-running program
  *       has long done;
+ *   <li>--permits P: the contenders take permits of Curator's
+ *       InterProcessSemaphoreV2 with P leases instead of the mutex (up to
+ *       P holds at once);
  *   <li>--hold-locks N: hold mode, for the cost of holding locks idle: on
  *       the first session, after "ready" and a "take" line on stdin, it
  *       acquires N locks, one per path (path/l0, path/l1, ...), says
@@ -93,6 +98,7 @@ public final class LockDriver {
         boolean control;
         boolean roundRobin;
         int holdLocks = -1;
+        int permits;
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -112,6 +118,7 @@ public final class LockDriver {
                     case "--control" -> o.control = true;
                     case "--round-robin" -> o.roundRobin = true;
                     case "--hold-locks" -> o.holdLocks = Integer.parseInt(args[++i]);
+                    case "--permits" -> o.permits = Integer.parseInt(args[++i]);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -171,15 +178,43 @@ public final class LockDriver {
         }
     }
 
+    /** Gives back what an Acquire took. */
+    @FunctionalInterface
+    private interface Release {
+        void release() throws Exception;
+    }
+
+    /** Takes the lock, or a permit, for one hold. */
+    @FunctionalInterface
+    private interface Acquire {
+        Release acquire() throws Exception;
+    }
+
+    /** A contender's lock on path: the mutex, or a permit of the semaphore with --permits. */
+    private static Acquire lockOf(CuratorFramework c, String path, Options o) {
+        if (o.permits > 0) {
+            InterProcessSemaphoreV2 s = new InterProcessSemaphoreV2(c, path, o.permits);
+            return () -> {
+                Lease lease = s.acquire();
+                return () -> s.returnLease(lease);
+            };
+        }
+        InterProcessMutex m = new InterProcessMutex(c, path);
+        return () -> {
+            m.acquire();
+            return m::release;
+        };
+    }
+
     /** One contender's loop; it prints each hold when report is set (not while warming up). */
-    private static void contend(int id, InterProcessMutex lock, Options o, Stop stop, boolean report) throws Exception {
+    private static void contend(int id, Acquire lock, Options o, Stop stop, boolean report) throws Exception {
         for (int k = 0; stop.again(k); k++) {
             long requested = nowNanos();
-            lock.acquire();
+            Release held = lock.acquire();
             long acquired = nowNanos();
             sleepMillis(o.holdMillis);
             long released = nowNanos();
-            lock.release();
+            held.release();
             if (report) {
                 say("hold curator-" + id + (o.requested ? " " + requested : "") + " " + acquired + " " + released);
             }
@@ -230,7 +265,7 @@ public final class LockDriver {
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < clients.size(); i++) {
             final int id = i;
-            final InterProcessMutex lock = new InterProcessMutex(clients.get(i), path);
+            final Acquire lock = lockOf(clients.get(i), path, o);
             Thread t = new Thread(() -> {
                 try {
                     start.await();

@@ -1,4 +1,5 @@
-"""Runs contenders of kazoo's Lock on one lock path and prints each hold.
+"""Runs contenders of kazoo's Lock (with --permits, of its Semaphore) on
+one lock path and prints each hold.
 
 One line per hold on stdout, for the Go harness to read:
 
@@ -88,7 +89,16 @@ def contender(i, client, args, path, start, stop, report):
     """One contender's loop; it prints each hold when report is set (not
     while warming up)."""
     patterns = [args.extra_lock_patterns] if args.extra_lock_patterns else []
-    lock = client.Lock(path, "kazoo-%d" % i, extra_lock_patterns=patterns)
+    if args.permits > 0:
+        # kazoo's Semaphore keeps its number of leases as the data of its
+        # path, and fails on a path that exists without it (the harness
+        # makes the lock path beforehand, empty).
+        data, _ = client.get(path)
+        if not data:
+            client.set(path, str(args.permits).encode("utf-8"))
+        lock = client.Semaphore(path, "kazoo-%d" % i, max_leases=args.permits)
+    else:
+        lock = client.Lock(path, "kazoo-%d" % i, extra_lock_patterns=patterns)
     start.wait()
     done = 0
     while stop.again(done):
@@ -196,6 +206,8 @@ def main():
     p.add_argument("--control", action="store_true")
     p.add_argument("--warmup-ms", type=float, default=0)
     p.add_argument("--hold-locks", type=int, default=-1)
+    p.add_argument("--permits", type=int, default=0,
+                   help="take permits of kazoo's Semaphore with this many leases instead of the Lock")
     args = p.parse_args()
 
     clients = connect(args)
