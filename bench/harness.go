@@ -516,8 +516,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if ok, _, err := admin.Exists(lockPath); err == nil && ok {
 			return res, fmt.Errorf("bench: %s left its lock node %s behind", cfg.Variant.Name, lockPath)
 		}
-	} else if kids, _, err := admin.Children(lockPath); err == nil && len(kids) > 0 {
-		return res, fmt.Errorf("bench: %s left %d nodes behind under %s: %v", cfg.Variant.Name, len(kids), lockPath, kids)
+	} else if left := leftBehind(admin, lockPath); len(left) > 0 {
+		return res, fmt.Errorf("bench: %s left %d nodes behind under %s: %v", cfg.Variant.Name, len(left), lockPath, left)
 	}
 	if err := CheckHistory(holds, cfg.Variant.Permits); err != nil {
 		return res, fmt.Errorf("bench: %s with %d contenders: %w", cfg.Variant.Name, cfg.Contenders, err)

@@ -58,6 +58,9 @@ type DriverArgs struct {
 	// Permits, above zero, makes the contenders take permits of the
 	// peer's semaphore with that many leases instead of its mutex.
 	Permits int
+	// Locks, above zero, makes the contenders take that many locks at
+	// once with the peer's multi-lock, under Path.
+	Locks int
 }
 
 // Driver runs a peer's lock, another library's, in a child process: a
@@ -145,10 +148,14 @@ var kazooDriver = &Driver{
 	},
 }
 
-// permitArgs is the option that makes a driver run the peer's semaphore.
+// permitArgs are the options that make a driver run the peer's
+// semaphore or its multi-lock instead of its mutex.
 func permitArgs(a DriverArgs) []string {
-	if a.Permits > 0 {
+	switch {
+	case a.Permits > 0:
 		return []string{"--permits", fmt.Sprint(a.Permits)}
+	case a.Locks > 0:
+		return []string{"--multi", fmt.Sprint(a.Locks)}
 	}
 	return nil
 }

@@ -41,6 +41,10 @@ type Variant struct {
 	// holds may be open at once, and the history is checked for that
 	// (locktest.CheckPermits) instead of for mutual exclusion.
 	Permits int
+	// Locks, above zero, is how many locks one hold takes at once (a
+	// multilock): New is then given a lock path under which it makes
+	// them, and a driver is run with --multi Locks.
+	Locks int
 	// Driver, when set instead of New, makes the variant another
 	// library's lock, run in a child process by a driver of bench/peers
 	// (curator, kazoo). Its runs measure what the driver's lines and the

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
@@ -59,6 +60,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  *   <li>--permits P: the contenders take permits of Curator's
  *       InterProcessSemaphoreV2 with P leases instead of the mutex (up to
  *       P holds at once);
+ *   <li>--multi K: the contenders take K locks at once with Curator's
+ *       InterProcessMultiLock, on path/l0 ... path/l(K-1);
  *   <li>--hold-locks N: hold mode, for the cost of holding locks idle: on
  *       the first session, after "ready" and a "take" line on stdin, it
  *       acquires N locks, one per path (path/l0, path/l1, ...), says
@@ -99,6 +102,7 @@ public final class LockDriver {
         boolean roundRobin;
         int holdLocks = -1;
         int permits;
+        int multi;
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -119,6 +123,7 @@ public final class LockDriver {
                     case "--round-robin" -> o.roundRobin = true;
                     case "--hold-locks" -> o.holdLocks = Integer.parseInt(args[++i]);
                     case "--permits" -> o.permits = Integer.parseInt(args[++i]);
+                    case "--multi" -> o.multi = Integer.parseInt(args[++i]);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -190,13 +195,24 @@ public final class LockDriver {
         Release acquire() throws Exception;
     }
 
-    /** A contender's lock on path: the mutex, or a permit of the semaphore with --permits. */
+    /** A contender's lock on path: the mutex, a permit of the semaphore (--permits), or K locks (--multi). */
     private static Acquire lockOf(CuratorFramework c, String path, Options o) {
         if (o.permits > 0) {
             InterProcessSemaphoreV2 s = new InterProcessSemaphoreV2(c, path, o.permits);
             return () -> {
                 Lease lease = s.acquire();
                 return () -> s.returnLease(lease);
+            };
+        }
+        if (o.multi > 0) {
+            List<String> paths = new ArrayList<>();
+            for (int i = 0; i < o.multi; i++) {
+                paths.add(path + "/l" + i);
+            }
+            InterProcessMultiLock all = new InterProcessMultiLock(c, paths);
+            return () -> {
+                all.acquire();
+                return all::release;
             };
         }
         InterProcessMutex m = new InterProcessMutex(c, path);
