@@ -29,7 +29,7 @@ type workload struct {
 func startWorkloads(t *testing.T, tp *tape, n int, hold time.Duration, servers ...string) []*workload {
 	t.Helper()
 	var ws []*workload
-	for _, v := range variants {
+	for _, v := range withRungs() {
 		w := &workload{v: v, path: zktest.LockPath(t), servers: servers}
 		var opts []clientOpt
 		if servers != nil {

@@ -278,7 +278,20 @@ func lockNodes(conn *zk.Conn, v *variant, path string) ([]string, error) {
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
-	return kids, err
+	if err != nil || !v.nested {
+		return kids, err
+	}
+	var nodes []string // child/node, for the queues under each child
+	for _, k := range kids {
+		under, _, err := conn.Children(path + "/" + k)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return nil, err
+		}
+		for _, n := range under {
+			nodes = append(nodes, k+"/"+n)
+		}
+	}
+	return nodes, nil
 }
 
 // nodesLeft waits up to within for path to have no lock nodes and
@@ -324,10 +337,10 @@ func describe(conn *zk.Conn, path string, nodes []string, v *variant) []string {
 func checkHistory(t testing.TB, tp *tape, v *variant, path string) (holds, double int, belief time.Duration) {
 	t.Helper()
 	h, belief := tp.history(path)
-	if err := locktest.Check(h); err != nil {
+	if err := locktest.CheckPermits(h, v.permits); err != nil {
 		t.Errorf("%s: history of %d holds on %s: %v", v.name, len(h), path, err)
 	}
-	return len(h), locktest.Overlaps(h), belief
+	return len(h), locktest.Crowded(h, v.permits), belief
 }
 
 // report is one FAULTREPORT line (see the package doc).

@@ -86,7 +86,7 @@ func TestSoak(t *testing.T) {
 	}
 	var loads []*load
 	var all []*client
-	for _, v := range variants {
+	for _, v := range withRungs() {
 		l := &load{v: v, paths: []string{zktest.LockPath(t), zktest.LockPath(t)}}
 		for i := range 16 {
 			c := newClient(t, tp, v, l.paths[i%2], fmt.Sprintf("%s-%02d", v.name, i), withTimeout(expiryTimeout), withCutter(),

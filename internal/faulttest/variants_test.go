@@ -11,9 +11,11 @@ import (
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/bench"
 	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/multilock"
 	"github.com/zklocks/zklocks/naive"
 	"github.com/zklocks/zklocks/reentrant"
 	"github.com/zklocks/zklocks/rwlock"
+	"github.com/zklocks/zklocks/semaphore"
 	"github.com/zklocks/zklocks/sequential"
 	"github.com/zklocks/zklocks/timeout"
 )
@@ -36,6 +38,12 @@ type variant struct {
 	// lease is the hold lease the variant runs with here (timeout): a
 	// holder that can not renew it gives the lock up after lease.
 	lease func(st time.Duration) time.Duration
+	// permits, above one, is how many may hold at once (a semaphore):
+	// the history is checked for that bound instead of for exclusion.
+	permits int
+	// nested says the lock nodes are children of the lock path's
+	// children, one queue per child (multilock), not of the path.
+	nested bool
 }
 
 func (v *variant) ctx(ctx context.Context, who string) context.Context {
@@ -102,6 +110,44 @@ var variants = []*variant{
 	},
 }
 
+// rungs are the locks beyond the mutex: the workload tests (the cycling
+// contenders whose histories are checked after each fault, and the soak)
+// run them beside the variants above. The tests that script one holder
+// and one waiter do not: a semaphore lets the waiter in beside the
+// holder, and a multilock's queues are its sequential locks'.
+var rungs = []*variant{
+	{
+		name:    "semaphore-2",
+		layout:  locktest.ChildrenOfPath,
+		permits: 2,
+		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
+			return semaphore.New(session(conn, st), path, 2, zklocks.WithACL(aclOr(acl)))
+		},
+	},
+	{
+		name:   "multilock-2",
+		layout: locktest.ChildrenOfPath,
+		nested: true,
+		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
+			m, err := multilock.New(session(conn, st), []string{path + "/l0", path + "/l1"}, zklocks.WithACL(aclOr(acl)))
+			if err != nil {
+				return nil, err
+			}
+			return firstToken{m}, nil
+		},
+	},
+}
+
+// firstToken is a multilock as a zklocks.Locker: its Token is the first
+// lock's, which every hold takes, so it grows from hold to hold.
+type firstToken struct{ *multilock.Mutex }
+
+func (f firstToken) Token() int64 { return f.Mutex.Token(f.Paths()[0]) }
+
+// withRungs is every lock the workload tests run: the variants and the
+// rungs.
+func withRungs() []*variant { return append(slices.Clone(variants), rungs...) }
+
 func reentrantVariant(mode reentrant.CountMode) *variant {
 	return &variant{
 		name:   "reentrant-" + mode.String(),
@@ -114,7 +160,7 @@ func reentrantVariant(mode reentrant.CountMode) *variant {
 }
 
 func variantNamed(name string) *variant {
-	for _, v := range variants {
+	for _, v := range withRungs() {
 		if v.name == name {
 			return v
 		}
@@ -140,10 +186,10 @@ func TestVariantsCoverBench(t *testing.T) {
 		}
 	}
 	var names []string
-	for _, v := range variants {
+	for _, v := range withRungs() {
 		names = append(names, v.name)
 	}
-	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(variants) {
+	if len(slices.Compact(slices.Sorted(slices.Values(names)))) != len(names) {
 		t.Errorf("duplicate variant names: %v", names)
 	}
 }

@@ -224,3 +224,20 @@ func CheckPermits(h History, permits int) error {
 	}
 	return errors.Join(problems...)
 }
+
+// Crowded counts the holds that entered while permits others were still
+// open: for one permit, the double holders Overlaps counts (shared holds
+// aside); for a semaphore, the holders past its bound.
+func Crowded(h History, permits int) int {
+	s := slices.Clone(h)
+	slices.SortFunc(s, func(a, b Hold) int { return cmp.Compare(a.Enter, b.Enter) })
+	n := 0
+	var open []Hold
+	for _, x := range s {
+		open = append(slices.DeleteFunc(open, func(o Hold) bool { return o.Exit <= x.Enter }), x)
+		if len(open) > max(permits, 1) {
+			n++
+		}
+	}
+	return n
+}

@@ -106,6 +106,21 @@ func TestCheckPermits(t *testing.T) {
 	}
 }
 
+func TestCrowded(t *testing.T) {
+	ms := time.Millisecond
+	h := History{
+		{Holder: "a", Enter: 0, Exit: 10 * ms},
+		{Holder: "b", Enter: 1 * ms, Exit: 10 * ms},
+		{Holder: "c", Enter: 2 * ms, Exit: 3 * ms},
+		{Holder: "d", Enter: 10 * ms, Exit: 11 * ms},
+	}
+	for permits, want := range map[int]int{1: 2, 2: 1, 3: 0} {
+		if got := Crowded(h, permits); got != want {
+			t.Errorf("Crowded(h, %d) = %d, want %d", permits, got, want)
+		}
+	}
+}
+
 // The contained case must name both late holds, not only the first.
 func TestCheckNamesEveryOverlap(t *testing.T) {
 	ms := time.Millisecond
