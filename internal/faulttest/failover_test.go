@@ -41,7 +41,7 @@ func startWorkloads(t *testing.T, tp *tape, n int, hold time.Duration, servers .
 		ws = append(ws, w)
 	}
 	for _, w := range ws {
-		w.cy = startCycler(tp, w.clients, hold, 10*time.Second)
+		w.cy = startCycler(tp, w.clients, w.v.holdOf(hold), 10*time.Second)
 	}
 	t.Cleanup(func() {
 		for _, w := range ws {

@@ -340,6 +340,10 @@ func checkHistory(t testing.TB, tp *tape, v *variant, path string) (holds, doubl
 	if err := locktest.CheckPermits(h, v.permits); err != nil {
 		t.Errorf("%s: history of %d holds on %s: %v", v.name, len(h), path, err)
 	}
+	if most := locktest.MostAtOnce(h); v.permits > 1 && most < v.permits {
+		t.Errorf("%s: at most %d holders at once in %d holds on %s; the bound of %d was never tested",
+			v.name, most, len(h), path, v.permits)
+	}
 	return len(h), locktest.Crowded(h, v.permits), belief
 }
 

@@ -97,7 +97,7 @@ func TestSoak(t *testing.T) {
 		loads = append(loads, l)
 	}
 	for _, l := range loads {
-		l.cy = startCycler(tp, l.clients, 2*time.Millisecond, 10*time.Second)
+		l.cy = startCycler(tp, l.clients, l.v.holdOf(2*time.Millisecond), 10*time.Second)
 	}
 	t.Cleanup(func() {
 		for _, l := range loads {

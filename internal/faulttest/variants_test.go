@@ -44,7 +44,16 @@ type variant struct {
 	// nested says the lock nodes are children of the lock path's
 	// children, one queue per child (multilock), not of the path.
 	nested bool
+	// shortestHold, when set, is the shortest hold the cyclers give it:
+	// a semaphore's admissions follow one another through announcements,
+	// so holds much shorter than a few of them never fill its permits and
+	// leave its bound untested.
+	shortestHold time.Duration
 }
+
+// holdOf is how long the cyclers hold v's lock when the test asks for
+// hold.
+func (v *variant) holdOf(hold time.Duration) time.Duration { return max(hold, v.shortestHold) }
 
 func (v *variant) ctx(ctx context.Context, who string) context.Context {
 	if v.owner == nil {
@@ -120,6 +129,9 @@ var rungs = []*variant{
 		name:    "semaphore-2",
 		layout:  locktest.ChildrenOfPath,
 		permits: 2,
+		// Admissions about 4 ms apart here: holds of 30 ms fill both
+		// permits often.
+		shortestHold: 30 * time.Millisecond,
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
 			return semaphore.New(session(conn, st), path, 2, zklocks.WithACL(aclOr(acl)))
 		},

@@ -241,3 +241,18 @@ func Crowded(h History, permits int) int {
 	}
 	return n
 }
+
+// MostAtOnce is the largest number of holds open at one instant: a
+// semaphore's history that never reached its permits has not tested its
+// bound.
+func MostAtOnce(h History) int {
+	s := slices.Clone(h)
+	slices.SortFunc(s, func(a, b Hold) int { return cmp.Compare(a.Enter, b.Enter) })
+	most := 0
+	var open []Hold
+	for _, x := range s {
+		open = append(slices.DeleteFunc(open, func(o Hold) bool { return o.Exit <= x.Enter }), x)
+		most = max(most, len(open))
+	}
+	return most
+}

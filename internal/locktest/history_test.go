@@ -119,6 +119,9 @@ func TestCrowded(t *testing.T) {
 			t.Errorf("Crowded(h, %d) = %d, want %d", permits, got, want)
 		}
 	}
+	if got := MostAtOnce(h); got != 3 {
+		t.Errorf("MostAtOnce = %d, want 3", got)
+	}
 }
 
 // The contained case must name both late holds, not only the first.
