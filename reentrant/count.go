@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -110,8 +109,9 @@ func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, versio
 // readBack reads our node after a count write with an unknown outcome,
 // once the connection is back, and says whether the write was applied.
 func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version int32, sid int64) (*zk.Stat, bool, error) {
-	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
-		if err := zkop.Sleep(ctx, pause); err != nil {
+	var b zkop.Backoff
+	for {
+		if err := b.Sleep(ctx); err != nil {
 			return nil, false, err
 		}
 		if m.base.Session.Conn().State() != zk.StateHasSession {

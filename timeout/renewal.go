@@ -83,7 +83,7 @@ type ver struct {
 // first, since the lost write may have been applied), for about a second
 // when requests fail at once, longer in an outage.
 func (h *leaseHold) stamp(ctx context.Context) error {
-	pause := 20 * time.Millisecond
+	var b zkop.Backoff
 	for tries := 1; ; tries++ {
 		// Nothing is sent on a closed connection (zkop.AwaitSession).
 		err := h.m.base.Client.AwaitSession(ctx, zkop.DialRound)
@@ -97,10 +97,9 @@ func (h *leaseHold) stamp(ctx context.Context) error {
 		if !zkop.Transient(err) || tries == stampTries || ctx.Err() != nil {
 			return err
 		}
-		if zkop.Sleep(ctx, pause) != nil {
+		if b.Sleep(ctx) != nil {
 			return err
 		}
-		pause = min(2*pause, 500*time.Millisecond)
 	}
 }
 

@@ -136,7 +136,7 @@ func (e *Ensemble) launchAndWait(ctx context.Context, ms []*member, fresh bool) 
 			return err
 		}
 	}
-	err := e.waitServing(ctx, ms)
+	err := e.waitServing(ctx, ms, fresh)
 	if err != nil {
 		e.killAll(ms)
 	}
@@ -158,16 +158,22 @@ func (e *Ensemble) WaitServing(ctx context.Context) error {
 	if e.closed {
 		return ErrClosed
 	}
-	return e.waitServing(ctx, nil)
+	return e.waitServing(ctx, nil, false)
 }
 
 // waitServing polls srvr until every running member serves and one leads.
 // A member of launched that exits meanwhile fails the wait; any other
 // member that is not running was stopped on purpose and is left out.
-func (e *Ensemble) waitServing(ctx context.Context, launched []*member) error {
+//
+// With portsNew (a first start, on ports picked just before), a launched
+// member whose log shows that it could not bind one of its ports fails
+// the wait at once, as errPortTaken, so that Start tries new ports while
+// its time lasts: such a member never serves (a leader that can not bind
+// its quorum port goes back to electing, again and again).
+func (e *Ensemble) waitServing(ctx context.Context, launched []*member, portsNew bool) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	for {
+	for round := 1; ; round++ {
 		var (
 			notReady *member
 			lastErr  error
@@ -198,6 +204,13 @@ func (e *Ensemble) waitServing(ctx context.Context, launched []*member) error {
 		if notReady == nil && leaders > 0 {
 			return nil
 		}
+		if portsNew && round%20 == 0 { // about once a second: the logs are read whole
+			for _, m := range launched {
+				if bindFailed(m.tail(1 << 16)) {
+					return e.memberError(m, "could not bind one of its ports", nil)
+				}
+			}
+		}
 		select {
 		case <-ctx.Done():
 			if notReady == nil {
@@ -213,13 +226,27 @@ func (e *Ensemble) waitServing(ctx context.Context, launched []*member) error {
 func (e *Ensemble) memberError(m *member, what string, cause error) error {
 	tail := m.tail(logTailLines)
 	err := fmt.Errorf("ensemble: member %d (%s) %s\n%s", m.id, m.addr(), what, tail)
-	if strings.Contains(tail, "Address already in use") || strings.Contains(tail, "BindException") {
+	// The whole log, not the tail: a member that could not bind its
+	// quorum port as leader goes back to electing, and its election lines
+	// soon push the bind failure out of the last lines.
+	if bindFailed(m.tail(1 << 16)) {
 		err = fmt.Errorf("%w; %w", errPortTaken, err)
 	}
 	if cause != nil {
 		err = fmt.Errorf("%w: %w", err, cause)
 	}
 	return err
+}
+
+// bindFailed reports whether a member's log tells that it could not bind
+// one of its ports: another process took it first.
+func bindFailed(log string) bool {
+	for _, sign := range []string{"Address already in use", "BindException", "failed to initialize any of the following sockets"} {
+		if strings.Contains(log, sign) {
+			return true
+		}
+	}
+	return false
 }
 
 // Config returns the configuration the ensemble runs with, defaults filled in.

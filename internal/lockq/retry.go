@@ -8,15 +8,8 @@ import (
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
-// Retry pacing. While the client is disconnected go-zookeeper keeps new
-// requests queued, failing them only when a connection goes while they
-// are in flight (ErrConnectionClosed) or when a whole round of dials has
-// failed (ErrNoServer, about once a second), and at once when the
-// connection has been closed for good. Failures in a row therefore mean
-// an outage or a closed connection.
+// Retry bounds. The pacing is zkop.Backoff's, the module's one policy.
 const (
-	retryFirst = 20 * time.Millisecond
-	retryMax   = 500 * time.Millisecond
 	// maxRetries bounds failures in a row where waiting longer is
 	// pointless: creates that find the session expired, and a clean-up
 	// that cannot get through (it leaves the rest to the background).
@@ -26,18 +19,18 @@ const (
 	maxParents = 3 // creates that find the lock path missing
 )
 
-// backoff counts failures in a row and sleeps a little longer after each.
-type backoff struct{ n int }
+// backoff counts failures in a row and paces the retries.
+type backoff = zkop.Backoff
 
 // pause sleeps after the failure err; it returns err itself once limit
 // failures (0: no limit) have been seen, and ctx's error if ctx ends.
 // lost, when not nil, ends the sleep with the loss when it closes.
 func (q *Queue) pause(ctx context.Context, b *backoff, err error, limit int, lost *hold.Monitor) error {
-	b.n++
-	if limit > 0 && b.n > limit {
+	d := b.Next()
+	if limit > 0 && b.Failures() > limit {
 		return err
 	}
-	t := time.NewTimer(min(retryFirst<<min(b.n-1, 8), retryMax))
+	t := time.NewTimer(d)
 	defer t.Stop()
 	var done <-chan struct{}
 	if lost != nil {

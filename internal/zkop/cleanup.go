@@ -56,7 +56,7 @@ func (c *Client) later(attempt func(ctx context.Context) (done bool, err error),
 	const poll = 50 * time.Millisecond // how often to look for the connection while it is down
 	sid := c.Conn.SessionID()
 	go func() {
-		backoff := 20 * time.Millisecond
+		var b Backoff
 		for anySession || c.Conn.SessionID() == sid {
 			pause := poll
 			if c.Conn.State() == zk.StateHasSession {
@@ -66,7 +66,7 @@ func (c *Client) later(attempt func(ctx context.Context) (done bool, err error),
 				if done || (err != nil && !isTransient(err) && !(anySession && errors.Is(err, zk.ErrSessionExpired))) {
 					return
 				}
-				pause, backoff = backoff, min(2*backoff, time.Second)
+				pause = b.Next()
 			}
 			if c.pauseUnlessClosed(pause) {
 				return
