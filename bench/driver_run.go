@@ -273,7 +273,7 @@ func launchDriver(ctx context.Context, cfg Config, lockPath string) (*driverProc
 	pctx, cancel := context.WithCancel(base)
 	cmd, err := cfg.Variant.Driver.Command(pctx, DriverArgs{Servers: cfg.Servers, Path: lockPath, Contenders: cfg.Contenders,
 		Acquisitions: cfg.Acquisitions, Duration: cfg.Duration, Hold: cfg.Hold, Idle: cfg.Idle, Warmup: cfg.Variant.Driver.Warmup,
-		Permits: cfg.Variant.Permits, Locks: cfg.Variant.Locks})
+		Permits: cfg.Variant.Permits, Locks: cfg.Variant.Locks, Latch: cfg.Variant.Election})
 	if err != nil {
 		cancel()
 		return nil, err

@@ -61,6 +61,8 @@ type DriverArgs struct {
 	// Locks, above zero, makes the contenders take that many locks at
 	// once with the peer's multi-lock, under Path.
 	Locks int
+	// Latch makes each hold a term of the peer's leader election.
+	Latch bool
 }
 
 // Driver runs a peer's lock, another library's, in a child process: a
@@ -149,13 +151,15 @@ var kazooDriver = &Driver{
 }
 
 // permitArgs are the options that make a driver run the peer's
-// semaphore or its multi-lock instead of its mutex.
+// semaphore, its multi-lock or its leader election instead of its mutex.
 func permitArgs(a DriverArgs) []string {
 	switch {
 	case a.Permits > 0:
 		return []string{"--permits", fmt.Sprint(a.Permits)}
 	case a.Locks > 0:
 		return []string{"--multi", fmt.Sprint(a.Locks)}
+	case a.Latch:
+		return []string{"--latch"}
 	}
 	return nil
 }

@@ -45,6 +45,9 @@ type Variant struct {
 	// multilock): New is then given a lock path under which it makes
 	// them, and a driver is run with --multi Locks.
 	Locks int
+	// Election marks a leader election: a hold is a term (a driver is
+	// run with --latch).
+	Election bool
 	// Driver, when set instead of New, makes the variant another
 	// library's lock, run in a child process by a driver of bench/peers
 	// (curator, kazoo). Its runs measure what the driver's lines and the

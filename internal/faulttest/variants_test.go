@@ -10,6 +10,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/bench"
+	"github.com/zklocks/zklocks/election"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/multilock"
 	"github.com/zklocks/zklocks/naive"
@@ -134,6 +135,14 @@ var rungs = []*variant{
 		shortestHold: 30 * time.Millisecond,
 		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
 			return semaphore.New(session(conn, st), path, 2, zklocks.WithACL(aclOr(acl)))
+		},
+	},
+	{
+		// Leader election: a term is a hold of the queue.
+		name:   "election",
+		layout: locktest.ChildrenOfPath,
+		make: func(conn *zk.Conn, path string, st time.Duration, acl []zk.ACL) (zklocks.Locker, error) {
+			return election.New(session(conn, st), path, zklocks.WithACL(aclOr(acl)))
 		},
 	},
 	{

@@ -14,7 +14,7 @@ import (
 // lockPackages are the prefixes an error of one lock may carry: its own,
 // once, and no other (internal packages included: a user never imports
 // them).
-var lockPackages = []string{"naive", "sequential", "reentrant", "timeout", "semaphore", "hold", "zkop", "lockerr"}
+var lockPackages = []string{"naive", "sequential", "reentrant", "timeout", "semaphore", "election", "hold", "zkop", "lockerr"}
 
 // testErrorShape: every error of the API reads the same in every variant,
 // "<package>: <operation> <path>: <what went wrong>", names the package

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
@@ -62,6 +63,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  *       P holds at once);
  *   <li>--multi K: the contenders take K locks at once with Curator's
  *       InterProcessMultiLock, on path/l0 ... path/l(K-1);
+ *   <li>--latch: each hold is a term of Curator's LeaderLatch on path: a
+ *       new latch started and awaited, then closed;
  *   <li>--hold-locks N: hold mode, for the cost of holding locks idle: on
  *       the first session, after "ready" and a "take" line on stdin, it
  *       acquires N locks, one per path (path/l0, path/l1, ...), says
@@ -103,6 +106,7 @@ public final class LockDriver {
         int holdLocks = -1;
         int permits;
         int multi;
+        boolean latch;
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -124,6 +128,7 @@ public final class LockDriver {
                     case "--hold-locks" -> o.holdLocks = Integer.parseInt(args[++i]);
                     case "--permits" -> o.permits = Integer.parseInt(args[++i]);
                     case "--multi" -> o.multi = Integer.parseInt(args[++i]);
+                    case "--latch" -> o.latch = true;
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -195,13 +200,21 @@ public final class LockDriver {
         Release acquire() throws Exception;
     }
 
-    /** A contender's lock on path: the mutex, a permit of the semaphore (--permits), or K locks (--multi). */
+    /** A contender's lock on path: the mutex, a permit of the semaphore (--permits), K locks (--multi), or a leader's term (--latch). */
     private static Acquire lockOf(CuratorFramework c, String path, Options o) {
         if (o.permits > 0) {
             InterProcessSemaphoreV2 s = new InterProcessSemaphoreV2(c, path, o.permits);
             return () -> {
                 Lease lease = s.acquire();
                 return () -> s.returnLease(lease);
+            };
+        }
+        if (o.latch) {
+            return () -> {
+                LeaderLatch term = new LeaderLatch(c, path);
+                term.start();
+                term.await();
+                return term::close;
             };
         }
         if (o.multi > 0) {

@@ -1,0 +1,63 @@
+// Package election is leader election on ZooKeeper, the recipe its
+// documentation gives right after the lock: candidates queue as
+// ephemeral-sequential nodes, the first one leads, and each of the others
+// watches only the candidate just ahead of it. It is the sequential lock
+// (notes 001 §3) held for a term instead of a critical section; the API
+// follows etcd's concurrency.Election.
+//
+// # Recipe
+//
+//	e, _ := election.New(s, "/services/scheduler")
+//	e.Campaign(ctx, []byte("host-a:8080")) // waits until this candidate leads
+//	go e.Observe(ctx)                       // anyone: who leads, term by term
+//	<-e.Done()                              // the term ended: stop acting as leader
+//	e.Resign(ctx)                           // or give the term up
+//
+// Campaign is the lock's recipe (recipe.go, campaign) with the candidate's
+// value as its node's data. Leader and Observe read the value from the
+// head of the queue. Observe watches only the head's node (a data watch),
+// so a candidate joining or giving up behind it wakes no observer, and
+// the end of a term wakes each observer once: that broadcast is the news
+// every follower needs, not a herd (the candidates still wake one at a
+// time).
+//
+// # Through the code
+//
+//	Election.Campaign      election/election.go    checks, prefixes errors
+//	lockq.Slot.Take        internal/lockq/slot.go  idle -> campaigning -> leading, the log
+//	Election.campaign      election/recipe.go      the steps (the lock's, with the value)
+//	lockq.Queue            internal/lockq          join, line, await the predecessor
+//	Election.observe       election/recipe.go      the head's value, its watch, again
+//
+// # Guarantees
+//
+//   - At most one term at a time whose node exists: terms are the queue's
+//     holds, and TestOneLeaderAtATime checks the recorded history.
+//   - Term (the czxid of the leader's node) grows from term to term, and
+//     every candidate and observer sees the same Term for a term.
+//   - Done closes when the term ends: Resign, the node deleted, the
+//     session expired, or the client cut off from the leader so long that
+//     the leader may soon expire its session (internal/hold), as a lock's
+//     hold ends.
+//   - Nothing is left behind: a failed or cancelled Campaign deletes its
+//     node, or the background clean-up does once the ensemble is back.
+//
+// # Failure modes
+//
+//   - Two processes can both act as leader for a while: one whose term
+//     ended (paused, cut off) learns it late, through Done. Fence what the
+//     leader writes with Term (a store that refuses older terms), or keep
+//     the state in ZooKeeper and write it with zklocks.SetIfHeld, which
+//     the servers refuse once the leader's node is gone.
+//   - Observe can skip a term: it reports the newest leader, and a reader
+//     slower than the terms sees only the last of them.
+//   - Every candidate of a path should run this recipe. Curator's
+//     LeaderLatch and kazoo's Election queue sequential nodes of their own
+//     names and value formats; candidates of theirs and ours on one path
+//     have not been tested together yet.
+//
+// New(s, path, opts...) makes a candidate on s, a *zklocks.Session, and
+// sends nothing. An Election is also a zklocks.Locker (Lock is Campaign
+// with no value, Unlock is Resign), so the conformance and fault suites
+// of the locks run against it.
+package election

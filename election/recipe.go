@@ -1,0 +1,128 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/lockq"
+	"github.com/zklocks/zklocks/internal/zkop"
+)
+
+// campaign is the recipe of ZooKeeper's recipes page for leader election,
+// which is the sequential lock's: candidates queue as sequential nodes,
+// the first leads, and each of the others watches only the one just
+// ahead of it. A term is one node's time at the head of the queue; it
+// ends with the node, on Resign, when the session ends, or when the node
+// is deleted. The queue client (internal/lockq) does the rest, as for the
+// mutex.
+func (e *Election) campaign(ctx context.Context, n *lockq.Node, value []byte, wait bool) error {
+	// 0. The candidate's value is its node's data: Leader and Observe
+	//    read it from the head of the queue.
+	n.Data = value
+
+	// 1. Join the queue: create an EPHEMERAL_SEQUENTIAL child of the
+	//    election path. ZooKeeper appends the sequence number.
+	if err := e.q.Join(ctx, n); err != nil {
+		return err
+	}
+	for {
+		// 2. List the candidates and sort them by sequence number.
+		line, err := e.q.Line(ctx, n)
+		if err != nil {
+			return err
+		}
+
+		// 3. The smallest number leads: if it is ours, our term begins.
+		if line.First() {
+			return nil
+		}
+		if !wait {
+			return fmt.Errorf("%w: %s leads", zklocks.ErrLocked, line.Head)
+		}
+
+		// 4. Watch only the candidate just ahead of ours, so that the end
+		//    of a term wakes one candidate, not all of them.
+		// 5. Wait until it is gone. If it was the only one ahead, we lead
+		//    now; otherwise it may have given up without leading: list
+		//    again (step 2).
+		gone, err := e.q.AwaitGone(ctx, n, line)
+		if err != nil {
+			return err
+		}
+		if gone && line.Second() {
+			return nil
+		}
+	}
+}
+
+// observe is what a follower of the election runs: find the head of the
+// queue, read its value with a data watch, report it, and wait for that
+// watch (the head's node deleted: a new term; its data changed: the
+// leader proclaimed a new value). Only the head is watched, so a
+// candidate joining or giving up behind it wakes no observer. With no
+// candidate, it watches the children of the path for the first one.
+func (e *Election) observe(ctx context.Context, report func(Leader)) error {
+	var pace zkop.Backoff
+	for ctx.Err() == nil {
+		wake, err := e.lookAtHead(ctx, report)
+		if err != nil {
+			if !zkop.Transient(err) {
+				return err
+			}
+			if err := pace.Sleep(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		pace = zkop.Backoff{}
+		select {
+		case ev := <-wake:
+			if ev.Type != zk.EventNotWatching && wake != closed {
+				e.q.Client().Notified() // counted in Stats, as every lock counts its events
+			}
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err()
+}
+
+// lookAtHead reports the head of the queue, if there is one, and returns
+// the watch that fires when it may have changed.
+func (e *Election) lookAtHead(ctx context.Context, report func(Leader)) (<-chan zk.Event, error) {
+	c := e.q.Client()
+	kids, err := c.Children(ctx, e.base.Path) // no watch: joins behind the head wake nobody
+	if errors.Is(err, zk.ErrNoNode) {         // no candidate has made the path yet
+		_, _, ev, err := c.ExistsW(ctx, e.base.Path)
+		return ev, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	q := lockq.Sort(kids)
+	if len(q) == 0 {
+		// Nobody campaigns: watch for the first candidate (and look
+		// again, for one that came between the two listings).
+		kids, ev, err := c.ChildrenW(ctx, e.base.Path)
+		if err == nil && len(lockq.Sort(kids)) > 0 {
+			return closed, nil
+		}
+		return ev, err
+	}
+	head := e.base.Path + "/" + q[0].Name
+	data, stat, ev, err := c.GetW(ctx, head)
+	if errors.Is(err, zk.ErrNoNode) {
+		return closed, nil // gone since the listing: look again
+	}
+	if err != nil {
+		return nil, err
+	}
+	report(Leader{Value: data, Node: head, Term: stat.Czxid})
+	return ev, nil
+}
+
+// closed is a watch that has already fired.
+var closed = func() chan zk.Event { c := make(chan zk.Event); close(c); return c }()
