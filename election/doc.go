@@ -9,9 +9,12 @@
 //
 //	e, _ := election.New(s, "/services/scheduler")
 //	e.Campaign(ctx, []byte("host-a:8080")) // waits until this candidate leads
-//	go e.Observe(ctx)                       // anyone: who leads, term by term
 //	<-e.Done()                              // the term ended: stop acting as leader
 //	e.Resign(ctx)                           // or give the term up
+//
+//	for l := range f.Observe(ctx) {         // anyone, on any Election of the path:
+//		fmt.Printf("%s leads, term %d\n", l.Value, l.Term) // who leads, term by term
+//	}
 //
 // Campaign is the lock's recipe (recipe.go, campaign) with the candidate's
 // value as its node's data. Leader and Observe read the value from the

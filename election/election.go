@@ -62,10 +62,11 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 	return e.base.Fail("campaign", e.run(ctx, value, true))
 }
 
-// Resign ends the term (or gives up the campaign) by deleting this
-// candidate's node, which lets the next candidate lead. It returns
-// zklocks.ErrNotLocked when this candidate does not lead, and
-// zklocks.ErrLockLost when its term had already ended.
+// Resign ends the term by deleting this candidate's node, which lets the
+// next candidate lead. It returns zklocks.ErrNotLocked when this
+// candidate does not lead (a Campaign still waiting is given up by
+// ending its ctx), and zklocks.ErrLockLost when its term had already
+// ended.
 func (e *Election) Resign(ctx context.Context) error {
 	return e.base.Fail("resign", e.slot.Unlock(ctx, zklocks.ErrNotLocked))
 }
@@ -124,7 +125,9 @@ func (e *Election) Leader(ctx context.Context) (Leader, error) {
 }
 
 // Observe returns a channel that receives the leader each time a term
-// begins, starting with the current one, and is closed when ctx ends. A slow reader misses
+// begins, starting with the current one. It is closed when ctx ends, or
+// when the election can not be read any more (no read permission on the
+// path, the connection closed for good): Leader then says why. A slow reader misses
 // intermediate terms, never the latest: the channel holds one value, and
 // a newer one replaces it. Only the leader's node is watched, so
 // candidates joining or leaving behind it cost the observer nothing.

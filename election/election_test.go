@@ -197,23 +197,31 @@ func TestObserveSeesEachTerm(t *testing.T) {
 	if n := wire.Load() - beforeWire; n != 0 {
 		t.Errorf("two candidates joining behind the leader sent the observer %d watch events", n)
 	}
+	firstTerm := cs[0].Term()
 	if err := cs[0].Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
 	second := next("second term")
-	if second.Term <= cs[0].Term() && cs[0].Term() != 0 || string(second.Value) == "first" {
-		t.Fatalf("second term: %+v", second)
+	if second.Term <= firstTerm || string(second.Value) == "first" {
+		t.Fatalf("second term: %+v, want a term after %d", second, firstTerm)
 	}
-	if err := <-waiting; err != nil {
-		t.Fatal(err)
+	// The two later candidates lead in turn: each resigns once its
+	// Campaign has returned.
+	for range 2 {
+		if err := <-waiting; err != nil {
+			t.Fatal(err)
+		}
+		leader := cs[1]
+		if cs[2].Term() != 0 {
+			leader = cs[2]
+		}
+		if err := leader.Resign(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	stop()
 	for range seen { // closed once ctx ends
 	}
-	for _, c := range cs {
-		_ = c.Resign(ctx)
-	}
-	<-waiting
 }
 
 // The leader's session expires: its Done closes, and the next candidate

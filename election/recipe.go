@@ -61,10 +61,13 @@ func (e *Election) campaign(ctx context.Context, n *lockq.Node, value []byte, wa
 
 // observe is what a follower of the election runs: find the head of the
 // queue, read its value with a data watch, report it, and wait for that
-// watch (the head's node deleted: a new term; its data changed: the
-// leader proclaimed a new value). Only the head is watched, so a
-// candidate joining or giving up behind it wakes no observer. With no
-// candidate, it watches the children of the path for the first one.
+// watch (the head's node deleted: a new term may begin; its data
+// rewritten by someone: look again, the same term is not reported
+// twice). Only the head is watched, so a candidate joining or giving up
+// behind it wakes no observer. With no candidate, it watches the
+// children of the path for the first one. It returns ctx's error, or the
+// first error that retrying can not mend (no read permission, the
+// connection closed).
 func (e *Election) observe(ctx context.Context, report func(Leader)) error {
 	var pace zkop.Backoff
 	for ctx.Err() == nil {
@@ -96,7 +99,10 @@ func (e *Election) lookAtHead(ctx context.Context, report func(Leader)) (<-chan 
 	c := e.q.Client()
 	kids, err := c.Children(ctx, e.base.Path) // no watch: joins behind the head wake nobody
 	if errors.Is(err, zk.ErrNoNode) {         // no candidate has made the path yet
-		_, _, ev, err := c.ExistsW(ctx, e.base.Path)
+		ok, _, ev, err := c.ExistsW(ctx, e.base.Path)
+		if err == nil && ok {
+			return closed, nil // made since the listing: look again
+		}
 		return ev, err
 	}
 	if err != nil {
@@ -107,8 +113,8 @@ func (e *Election) lookAtHead(ctx context.Context, report func(Leader)) (<-chan 
 		// Nobody campaigns: watch for the first candidate (and look
 		// again, for one that came between the two listings).
 		kids, ev, err := c.ChildrenW(ctx, e.base.Path)
-		if err == nil && len(lockq.Sort(kids)) > 0 {
-			return closed, nil
+		if errors.Is(err, zk.ErrNoNode) || err == nil && len(lockq.Sort(kids)) > 0 {
+			return closed, nil // the empty path was reaped, or someone came: look again
 		}
 		return ev, err
 	}

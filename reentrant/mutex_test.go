@@ -2,6 +2,7 @@ package reentrant_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -547,6 +548,41 @@ func TestSameOwnerWhileAcquiring(t *testing.T) {
 	assert.ErrorIs(t, <-got, context.Canceled)
 	require.NoError(t, holder.Unlock(owner("x")))
 	assert.Empty(t, zktest.Children(t, conn, path))
+}
+
+// Two goroutines of one owner Lock an idle Mutex at once: one takes the
+// node, the other re-enters or is told ErrAlreadyLocked, and neither
+// waits behind its own owner's hold (which would last until they both
+// returned: a deadlock).
+func TestSameOwnerRacingForAnIdleMutex(t *testing.T) {
+	conn := zktest.Connect(t)
+	path := zktest.LockPath(t)
+	m := newMutex(t, conn, path, reentrant.InMemory)
+	for round := range 30 {
+		ctx, cancel := context.WithTimeout(owner("a"), 5*time.Second)
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- m.Lock(ctx) }()
+		}
+		locks := 0
+		for range 2 {
+			switch err := <-errs; {
+			case err == nil:
+				locks++
+			case errors.Is(err, zklocks.ErrAlreadyLocked):
+			default:
+				t.Fatalf("round %d: %v (want nil or ErrAlreadyLocked)", round, err)
+			}
+		}
+		cancel()
+		if locks == 0 {
+			t.Fatalf("round %d: neither goroutine locked", round)
+		}
+		for range locks {
+			require.NoError(t, m.Unlock(owner("a")), "round %d", round)
+		}
+		require.Empty(t, zktest.Children(t, conn, path), "round %d", round)
+	}
 }
 
 // An owner waiting in this process gives up with its ctx and leaves

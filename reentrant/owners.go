@@ -44,8 +44,8 @@ func (m *Mutex) reenter(ctx context.Context, owner string) (done bool, err error
 
 // awaitTurn waits until no other owner of this Mutex holds or acquires
 // its node, and takes the turn (true). false with no error: the hold it
-// waited for has been lost; look again. TryLock (wait false) does not
-// wait.
+// waited for has been lost, or owner itself (another goroutine of it)
+// has the turn now; look again. TryLock (wait false) does not wait.
 func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start time.Time) (bool, error) {
 	select {
 	case <-m.turn:
@@ -61,6 +61,8 @@ func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start ti
 	m.mu.Unlock()
 
 	switch {
+	case other == owner:
+		return false, nil // this owner took the turn since reenter looked: look again
 	case !wait && other == "":
 		return false, zklocks.ErrLocked // another owner took the turn just now
 	case !wait && acquiring:
@@ -111,9 +113,9 @@ func (m *Mutex) move(ctx context.Context, owner string, delta int) error {
 	defer m.step.Unlock()
 
 	m.mu.Lock()
-	if m.owner != owner || m.count == 0 {
+	if m.owner != owner || m.count == 0 || m.slot.LostLocked() != nil {
 		m.mu.Unlock()
-		return errHoldChanged
+		return errHoldChanged // not ours, or lost since the caller looked: never re-entered
 	}
 	depth, hl := m.count+delta, m.slot.LogLocked()
 	switch {

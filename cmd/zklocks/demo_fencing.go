@@ -35,14 +35,16 @@ import (
 const fencingHelp = `usage: zklocks demo fencing [-session 2s] [-servers host:port,...]
 
 Replays Martin Kleppmann's fencing scenario with the sequential lock on a
-real ZooKeeper ensemble, twice: once against a store that checks fencing
-tokens, once against one that does not.
+real ZooKeeper ensemble, three times: against a store that checks fencing
+tokens, against one that does not, and against a znode written with
+zklocks.SetIfHeld (the write carries a check of the writer's lock node).
 
   A takes the lock and, about to write, freezes (SIGSTOP: a GC pause).
   A's session expires; ZooKeeper deletes A's node; B takes the lock and
   writes. A thaws (SIGCONT) and finishes the write it had begun, with its
   old token. The fenced store refuses it; the unfenced one lets it
-  overwrite B's update.
+  overwrite B's update; the servers refuse A's znode write, because its
+  lock node is gone.
 
 Servers come from -servers, else ZK_SERVERS, else the ensemble started by
 "zklocks ensemble up"; without any, a local 3-node ensemble is started for
@@ -75,22 +77,32 @@ func runFencing(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	d := &fencingDemo{addrs: addrs, session: *session, self: self, log: newDemoLog(stdout)}
-	results := map[fence.Mode]fence.State{}
-	for _, mode := range []fence.Mode{fence.Fenced, fence.Unfenced} {
-		st, err := d.run(ctx, mode, filepath.Join(dir, mode.String()+".json"))
+	results := map[string]string{}
+	for _, kind := range []string{storeFenced, storeUnfenced, storeZooKeeper} {
+		value, err := d.run(ctx, kind, filepath.Join(dir, kind+".json"))
 		if err != nil {
 			return err
 		}
-		results[mode] = st
+		results[kind] = value
 	}
-	d.log.printf("\nIn both runs the lock behaved the same: ZooKeeper gave it to B only after A's\n")
+	d.log.printf("\nIn all three runs the lock behaved the same: ZooKeeper gave it to B only after A's\n")
 	d.log.printf("session had expired. What differed is the store:\n")
-	d.log.printf("  fenced:   holds %q; A's late write was refused (its token is older).\n", results[fence.Fenced].Value)
-	d.log.printf("  unfenced: holds %q; B's update is lost, overwritten by a holder that no longer held the lock.\n", results[fence.Unfenced].Value)
+	d.log.printf("  fenced:   holds %q; A's late write was refused (its token is older).\n", results[storeFenced])
+	d.log.printf("  unfenced: holds %q; B's update is lost, overwritten by a holder that no longer held the lock.\n", results[storeUnfenced])
+	d.log.printf("  znode:    holds %q; the servers refused A's write, made in one transaction with a\n", results[storeZooKeeper])
+	d.log.printf("            check that A's lock node still existed (zklocks.SetIfHeld).\n")
 	d.log.printf("A lock cannot stop a paused process from acting on a hold it has lost; the resource\n")
-	d.log.printf("must check the token (docs/fencing.md).\n")
+	d.log.printf("must check the token, or the write must carry the check of the lock (docs/fencing.md).\n")
 	return nil
 }
+
+// The three stores A and B write to: a file that checks fencing tokens,
+// one that checks nothing, and a znode written with zklocks.SetIfHeld.
+const (
+	storeFenced    = "fenced"
+	storeUnfenced  = "unfenced"
+	storeZooKeeper = "znode"
+)
 
 type fencingDemo struct {
 	addrs   []string
@@ -113,37 +125,38 @@ type holderMsg struct {
 	UnlockErr    string `json:"unlock_err,omitempty"`
 }
 
-func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string) (fence.State, error) {
-	store, err := fence.Create(storePath, mode)
-	if err != nil {
-		return fence.State{}, err
-	}
+// run is one replay of the scenario against the store kind (a file at
+// storePath, or a znode beside the lock path); it returns the value the
+// store holds at the end.
+func (d *fencingDemo) run(ctx context.Context, kind, storePath string) (string, error) {
 	var suffix [6]byte
 	_, _ = rand.Read(suffix[:])
 	path := "/zklocks-demo/fencing-" + hex.EncodeToString(suffix[:])
-	what := "a store that checks fencing tokens"
-	if mode == fence.Unfenced {
-		what = "a store that ignores them"
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	store, err := d.openStore(ctx, kind, storePath, path+"-data")
+	if err != nil {
+		return "", err
 	}
-	d.log.printf("\n== %s store: %s ==\n", mode, what)
+	defer store.close()
+	d.log.printf("\n== %s store: %s ==\n", kind, store.what)
 	d.log.reset()
 
 	// A, in its own process.
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, d.self, "demo", "fencing-holder",
-		"-servers", strings.Join(d.addrs, ","), "-path", path, "-store", storePath, "-session", d.session.String())
+	args := append([]string{"demo", "fencing-holder",
+		"-servers", strings.Join(d.addrs, ","), "-path", path, "-session", d.session.String()}, store.holderFlags...)
+	cmd := exec.CommandContext(ctx, d.self, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	if err := cmd.Start(); err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	defer func() {
 		stdin.Close()
@@ -179,7 +192,7 @@ func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string
 	}
 	locked, err := next("locked", 30*time.Second)
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	d.log.say("A (pid %d): Lock() -> holds %s, fencing token %s (session %#x, timeout %v)",
 		cmd.Process.Pid, path, zxid(locked.Token), locked.Session, d.session)
@@ -187,71 +200,71 @@ func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string
 	// B and an observer, in this process.
 	b, err := connect(ctx, d.addrs, d.session)
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	defer b.Close()
 	obs, err := connect(ctx, d.addrs, d.session)
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	defer obs.Close()
 	lb, err := sequential.New(b, path)
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	bres := make(chan error, 1)
 	go func() { bres <- lb.Lock(ctx) }()
 	if err := demoWaitQueued(ctx, obs.Conn(), path, b.ID()); err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	d.log.say("B: Lock() -> waits: A's node is ahead of B's in the queue")
 	_, _, gone, err := obs.Conn().GetW(locked.Node)
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	stopped := time.Now()
 	d.log.say("A: inside the lock, about to write... and freezes (SIGSTOP: a stop-the-world GC pause, a swapped-out VM)")
 	select {
 	case ev := <-gone:
 		if ev.Type != zk.EventNodeDeleted {
-			return fence.State{}, fmt.Errorf("observer: unexpected event %v on A's node", ev)
+			return "", fmt.Errorf("observer: unexpected event %v on A's node", ev)
 		}
 	case <-time.After(2*d.session + 10*time.Second):
-		return fence.State{}, errors.New("A's node outlived its session")
+		return "", errors.New("A's node outlived its session")
 	}
 	d.log.say("ZooKeeper hears nothing from A for %v: it expires A's session and deletes A's node", d.session)
 	select {
 	case err := <-bres:
 		if err != nil {
-			return fence.State{}, fmt.Errorf("B: Lock: %w", err)
+			return "", fmt.Errorf("B: Lock: %w", err)
 		}
 	case <-time.After(10 * time.Second):
-		return fence.State{}, errors.New("B: no lock 10s after A's node was deleted")
+		return "", errors.New("B: no lock 10s after A's node was deleted")
 	}
 	d.log.say("B: Lock() -> holds, fencing token %s (larger: a later hold)", zxid(lb.Token()))
-	if err := store.Write(lb.Token(), "B", "B's update"); err != nil {
-		return fence.State{}, fmt.Errorf("B's write: %w", err)
+	if err := store.writeB(ctx, b, lb); err != nil {
+		return "", fmt.Errorf("B's write: %w", err)
 	}
-	d.log.say("B: writes %q with token %d -> accepted", "B's update", lb.Token())
+	d.log.say("B: writes %q %s -> accepted", "B's update", store.withWhat(lb.Token()))
 
 	time.Sleep(300 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		return fence.State{}, err
+		return "", err
 	}
-	d.log.say("A thaws (SIGCONT) after %v and finishes the write it had begun: %q with its token %d",
-		time.Since(stopped).Round(10*time.Millisecond), "A's update", locked.Token)
+	d.log.say("A thaws (SIGCONT) after %v and finishes the write it had begun: %q %s",
+		time.Since(stopped).Round(10*time.Millisecond), "A's update", store.withWhat(locked.Token))
 	res, err := next("resumed", d.session+20*time.Second)
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
 	if res.WriteErr != "" {
 		d.log.say("   store: REFUSED: %s", res.WriteErr)
 	} else {
-		d.log.say("   store: accepted (it does not check tokens): B's update is overwritten")
+		d.log.say("   store: accepted (it checks nothing): B's update is overwritten")
 	}
 	switch {
 	case res.DoneAtResume:
@@ -264,22 +277,13 @@ func (d *fencingDemo) run(ctx context.Context, mode fence.Mode, storePath string
 	}
 	d.log.say("A: Unlock() -> %s", res.UnlockErr)
 	if err := lb.Unlock(ctx); err != nil {
-		return fence.State{}, fmt.Errorf("B: Unlock: %w", err)
+		return "", fmt.Errorf("B: Unlock: %w", err)
 	}
-	st, err := store.State()
+	value, err := store.report(ctx, d.log)
 	if err != nil {
-		return fence.State{}, err
+		return "", err
 	}
-	d.log.say("B: Unlock(). The store holds %q (largest token accepted: %d)", st.Value, st.MaxToken)
-	d.log.printf("  store log:\n")
-	for _, a := range st.Log {
-		verdict := "accepted"
-		if !a.Accepted {
-			verdict = "refused"
-		}
-		d.log.printf("    %-2s token %d  %-14q %s\n", a.Writer, a.Token, a.Value, verdict)
-	}
-	return st, nil
+	return value, nil
 }
 
 // demoWaitQueued waits until session sid has a node under path.
@@ -310,6 +314,7 @@ func fencingHolder(args []string, stdout io.Writer) error {
 	servers := fs.String("servers", "", "")
 	path := fs.String("path", "", "")
 	storePath := fs.String("store", "", "")
+	zkData := fs.String("zk-data", "", "")
 	session := fs.Duration("session", 2*time.Second, "")
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
@@ -321,9 +326,13 @@ func fencingHolder(args []string, stdout io.Writer) error {
 	}
 	// The parent holds our stdin; if it goes away, so do we.
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); os.Exit(3) }()
-	store, err := fence.Open(*storePath)
-	if err != nil {
-		return fail(err)
+	var store *fence.Store
+	if *zkData == "" {
+		st, err := fence.Open(*storePath)
+		if err != nil {
+			return fail(err)
+		}
+		store = st
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -349,7 +358,11 @@ func fencingHolder(args []string, stdout io.Writer) error {
 	msg := holderMsg{Event: "resumed", DoneAtResume: isClosedChan(done), DoneAfterNs: -1}
 	doneAt := make(chan time.Time, 1)
 	go func() { <-done; doneAt <- time.Now() }()
-	if err := store.Write(token, "A", "A's update"); err != nil {
+	write := func() error { return store.Write(token, "A", "A's update") }
+	if *zkData != "" {
+		write = func() error { return writeIfHeld(conn, l, *zkData, []byte("A's update")) }
+	}
+	if err := write(); err != nil {
 		msg.WriteErr = err.Error()
 	}
 	select {

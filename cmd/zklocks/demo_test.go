@@ -13,7 +13,8 @@ import (
 // TestDemoFencing runs the demo end to end: holder A is this test binary
 // again (TestMain turns it into zklocks), frozen with SIGSTOP until its
 // session expires. The fenced store must refuse A's late write and keep
-// B's; the unfenced one must lose B's update.
+// B's; the unfenced one must lose B's update; the servers must refuse
+// A's write to the znode store.
 func TestDemoFencing(t *testing.T) {
 	servers := "-servers=" + strings.Join(zktest.Servers(t), ",")
 	t.Setenv(childEnv, "1") // the child holder runs main()
@@ -22,6 +23,8 @@ func TestDemoFencing(t *testing.T) {
 	assert.Contains(t, out, `fenced:   holds "B's update"`)
 	assert.Contains(t, out, `unfenced: holds "A's update"`)
 	assert.Contains(t, out, "REFUSED: fence: stale fencing token")
+	assert.Contains(t, out, `znode:    holds "B's update"`)
+	assert.Contains(t, out, "the servers refused the write")
 }
 
 // TestDemoRejectsBadInput: a mistake in the command line is a usage error
