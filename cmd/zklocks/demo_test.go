@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zklocks/zklocks/internal/zktest"
+	"github.com/zklocks/zklocks/sequential"
 )
 
 // TestDemoFencing runs the demo end to end: holder A is this test binary
@@ -65,4 +68,33 @@ func TestDemoHelp(t *testing.T) {
 	_, _, errOut := zklocks(t, "demo", "-h")
 	assert.Contains(t, errOut, "herd ")
 	assert.Contains(t, errOut, "fencing ")
+}
+
+// zklocks revoke asks the holder and names its node; with nobody holding
+// it fails, and a missing path is a usage error.
+func TestRevokeCommand(t *testing.T) {
+	servers := "-servers=" + strings.Join(zktest.Servers(t), ",")
+	path := zktest.LockPath(t)
+	code, _, errOut := zklocks(t, "revoke", servers, path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "lock not held: nobody holds it")
+
+	holder, err := sequential.New(zktest.Session(t, zktest.Connect(t)), path)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, holder.Lock(ctx))
+	code, out, errOut := zklocks(t, "revoke", servers, path)
+	require.Equal(t, 0, code, "stderr: %s", errOut)
+	assert.Contains(t, out, holder.Node())
+	select {
+	case <-holder.Revoked():
+	case <-ctx.Done():
+		t.Fatal("the holder was never told")
+	}
+	require.NoError(t, holder.Unlock(ctx))
+
+	code, _, errOut = zklocks(t, "revoke", servers)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "revoke takes one lock path")
 }

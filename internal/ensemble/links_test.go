@@ -53,7 +53,11 @@ func waitModes(t *testing.T, e *Ensemble, want map[int]string, within time.Durat
 // every write wait for it.
 func TestPartitionHealAndSlowLink(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.ProxiedLinks = true
+	// The largest id joins last and follows, so the leader cut below is
+	// not the member every election of equal logs picks. Once, in a
+	// loaded CI run, the two members left found no leader in 30 s without
+	// it; why was not found, and this is the suite's remedy elsewhere.
+	cfg.ProxiedLinks, cfg.LastJoinsLate = true, true
 	e := startForTest(t, cfg)
 	old, err := e.Leader()
 	require.NoError(t, err)

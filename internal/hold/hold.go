@@ -73,6 +73,8 @@ type Monitor struct {
 	ended  bool
 	onLoss func(reason error)
 
+	revoked *revocation // closed when a client asks the holder to let go
+
 	// acquired hands the run loop the epoch the hold began in. A clock
 	// that runs out ends only a hold: a queued contender shows the leader
 	// its session when it acquires (Acquired), and one whose session
@@ -114,7 +116,8 @@ func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, []byte, 
 	}
 	m := &Monitor{c: c, path: path, session: session, czxid: stat.Czxid,
 		done: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{}),
-		acquired: make(chan *liveness.Epoch, 1)}
+		acquired: make(chan *liveness.Epoch, 1), revoked: newRevocation()}
+	m.revoked.seen(data)
 	m.requests, m.cancel = context.WithCancel(context.Background())
 	go m.run(ev)
 	return m, data, stat, nil
@@ -293,7 +296,7 @@ func (m *Monitor) rearm(holding bool) <-chan zk.Event {
 	}
 	ctx, cancel := context.WithDeadline(m.requests, deadline)
 	defer cancel()
-	_, stat, ev, err := m.c.GetW(ctx, m.path)
+	data, stat, ev, err := m.c.GetW(ctx, m.path)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		m.end(ErrNodeDeleted)
@@ -302,6 +305,7 @@ func (m *Monitor) rearm(holding bool) <-chan zk.Event {
 	case err == nil && stat.EphemeralOwner != m.session:
 		m.end(ErrSessionExpired)
 	case err == nil:
+		m.revoked.seen(data)
 		return ev
 	}
 	return nil

@@ -196,6 +196,18 @@ func (s *Slot) Done() <-chan struct{} {
 	return s.cur.Monitor().Done()
 }
 
+// Revoked is closed when a client has asked the current hold to give the
+// lock up (hold.Monitor.Revoked); nil, a channel that never closes, when
+// the slot does not hold.
+func (s *Slot) Revoked() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != slotHeld {
+		return nil
+	}
+	return s.cur.Monitor().Revoked()
+}
+
 // Err is why the last hold was lost, wrapped in the lock's Lost sentinel;
 // nil while it lasts, after a plain release, and before the first hold.
 func (s *Slot) Err() error {
