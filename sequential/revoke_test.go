@@ -41,6 +41,11 @@ func TestRevokeAsksTheHolder(t *testing.T) {
 	assert.Equal(t, holder.Node(), node, "the holder is the one asked")
 	locktest.RequireClosedWithin(t, holder.Revoked(), 5*time.Second, "after Revoke")
 	assert.False(t, locktest.IsClosed(holder.Done()), "asking ends nothing")
+	select { // the write fired the waiter's data watch on the holder's node too
+	case err := <-got:
+		t.Fatalf("the waiter got in on the request alone: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 	assert.Equal(t, token, holder.Token())
 	data, _, err := raw.Get(node)
 	require.NoError(t, err)
