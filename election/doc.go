@@ -54,10 +54,14 @@
 //     the servers refuse once the leader's node is gone.
 //   - Observe can skip a term: it reports the newest leader, and a reader
 //     slower than the terms sees only the last of them.
-//   - Every candidate of a path should run this recipe. Curator's
-//     LeaderLatch and kazoo's Election queue sequential nodes of their own
-//     names and value formats; candidates of theirs and ours on one path
-//     have not been tested together yet.
+//   - Curator's LeaderLatch orders candidates by what follows "latch-" in
+//     each node's name, so this package names its nodes as LeaderLatch
+//     does (_c_<guid>-latch-<seq>); with the mutexes' "-lock-" names a
+//     LeaderLatch sorted every one of ours behind its own, and 89 of 315
+//     terms had two leaders. Named so, candidates of both on one path
+//     take turns: TestMixedElections (internal/interop) checks the merged
+//     history, about 350 terms with none overlapping. Curator's values are
+//     its latch ids, not ours. kazoo's Election has not been tried.
 //
 // New(s, path, opts...) makes a candidate on s, a *zklocks.Session, and
 // sends nothing. An Election is also a zklocks.Locker (Lock is Campaign

@@ -162,7 +162,7 @@ func TestObserveSeesEachTerm(t *testing.T) {
 		t.Fatal(err)
 	}
 	octx, stop := context.WithCancel(ctx)
-	seen := watcher.Observe(octx)
+	var seen <-chan election.Leader
 
 	next := func(what string) election.Leader {
 		t.Helper()
@@ -180,6 +180,10 @@ func TestObserveSeesEachTerm(t *testing.T) {
 	if err := cs[0].Campaign(ctx, []byte("first")); err != nil {
 		t.Fatal(err)
 	}
+	// Observing from a term under way: the first look finds the head and
+	// sets no child watch (from an empty election, see
+	// TestObserveFromAnEmptyElection, the first look may leave one).
+	seen = watcher.Observe(octx)
 	if l := next("first term"); string(l.Value) != "first" || l.Term != cs[0].Term() {
 		t.Fatalf("first term: %+v, want first at %d", l, cs[0].Term())
 	}
@@ -221,6 +225,31 @@ func TestObserveSeesEachTerm(t *testing.T) {
 	}
 	stop()
 	for range seen { // closed once ctx ends
+	}
+}
+
+// An observer started before anyone campaigns reports the first term
+// when it begins.
+func TestObserveFromAnEmptyElection(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	cs := candidates(t, path, 2)
+	octx, stop := context.WithCancel(ctx)
+	defer stop()
+	seen := cs[1].Observe(octx)
+	if err := cs[0].Campaign(ctx, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-seen:
+		if string(l.Value) != "first" || l.Term != cs[0].Term() {
+			t.Fatalf("observed %+v, want first at term %d", l, cs[0].Term())
+		}
+	case <-ctx.Done():
+		t.Fatal("the first term was never observed")
+	}
+	if err := cs[0].Resign(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -21,8 +21,10 @@ import (
 // mutex.
 func (e *Election) campaign(ctx context.Context, n *lockq.Node, value []byte, wait bool) error {
 	// 0. The candidate's value is its node's data: Leader and Observe
-	//    read it from the head of the queue.
-	n.Data = value
+	//    read it from the head of the queue. The node is named like
+	//    Curator's LeaderLatch nodes (_c_<guid>-latch-<seq>), because
+	//    Curator orders candidates by what follows "latch-" in a name.
+	n.Data, n.Sep = value, lockq.LatchSep
 
 	// 1. Join the queue: create an EPHEMERAL_SEQUENTIAL child of the
 	//    election path. ZooKeeper appends the sequence number.
@@ -111,7 +113,9 @@ func (e *Election) lookAtHead(ctx context.Context, report func(Leader)) (<-chan 
 	q := lockq.Sort(kids)
 	if len(q) == 0 {
 		// Nobody campaigns: watch for the first candidate (and look
-		// again, for one that came between the two listings).
+		// again, for one that came between the two listings; the child
+		// watch set then stays and fires once, on the next change: one
+		// stray event when the first candidate races the observer).
 		kids, ev, err := c.ChildrenW(ctx, e.base.Path)
 		if errors.Is(err, zk.ErrNoNode) || err == nil && len(lockq.Sort(kids)) > 0 {
 			return closed, nil // the empty path was reaped, or someone came: look again

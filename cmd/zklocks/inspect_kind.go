@@ -17,12 +17,13 @@ import (
 //	                                   (their data tells them apart); also
 //	                                   go-zookeeper's zk.Lock, which names
 //	                                   its nodes the same way
+//	_c_<32 hex>-latch-<seq>            zklocks' election
 //	_c_<uuid with dashes>-lock-<seq>   Curator's InterProcessMutex
 //	<32 hex>__lock__<seq>              kazoo's Lock
 //
 // Anything else with a sequence suffix is "unknown".
 var (
-	zklocksName = regexp.MustCompile(`^_c_[0-9a-f]{32}-lock--?[0-9]+$`)
+	zklocksName = regexp.MustCompile(`^_c_[0-9a-f]{32}-(?:lock|latch)--?[0-9]+$`)
 	curatorName = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock--?[0-9]+$`)
 	kazooName   = regexp.MustCompile(`^[0-9a-f]{32}__lock__-?[0-9]+$`)
 )

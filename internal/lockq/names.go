@@ -14,17 +14,20 @@ import (
 // a contender's node is called ProtectedPrefix + guid + separator +
 // sequence. The mutexes' separator is LockSep, as Curator's and
 // go-zookeeper's; the read-write lock's are ReadSep and WriteSep, as
-// Curator's InterProcessReadWriteLock's.
+// Curator's InterProcessReadWriteLock's; the election's is LatchSep, as
+// Curator's LeaderLatch's. Curator orders a queue by what follows its own
+// separator in each name, so a node it is to order rightly must carry it.
 const (
 	ProtectedPrefix = "_c_"
 	LockSep         = "-lock-"
 	ReadSep         = "-__READ__"
 	WriteSep        = "-__WRIT__"
+	LatchSep        = "-latch-"
 	seqWidth        = 10 // ZooKeeper prints the counter with %010d
 )
 
 // seps are the separators our nodes' names can carry.
-var seps = []string{LockSep, ReadSep, WriteSep}
+var seps = []string{LockSep, ReadSep, WriteSep, LatchSep}
 
 // Entry is one contender in the queue: a child of the lock path whose name
 // ends in a sequence number.
