@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/reentrant"
 	"github.com/zklocks/zklocks/timeout"
 )
@@ -36,6 +37,7 @@ func classify(c *contenderView, name string, data []byte, naive bool, now *int64
 	if printable(data) {
 		c.Data = ptrTo(string(data))
 	}
+	c.RevokeRequested = hold.IsRevokeRequest(data)
 	switch {
 	case naive:
 		c.Kind = kindNaive

@@ -95,6 +95,17 @@ func TestClassifyByNameThenData(t *testing.T) {
 	}
 }
 
+// A holder asked to let go shows it, in the JSON and in the text.
+func TestClassifyShowsARevocationRequest(t *testing.T) {
+	c := contenderView{}
+	classify(&c, "_c_0123456789abcdef0123456789abcdef-lock-0000000000", []byte("__REVOKE__"), false, nil)
+	assert.True(t, c.RevokeRequested)
+	assert.Contains(t, describe(c), "revocation requested")
+	c = contenderView{}
+	classify(&c, "_c_0123456789abcdef0123456789abcdef-lock-0000000000", []byte("__REVOKE__ later"), false, nil)
+	assert.False(t, c.RevokeRequested, "only the exact request")
+}
+
 func TestLeaseExpiresAtMtimePlusLengthByTheEnsembleClock(t *testing.T) {
 	node := "_c_0123456789abcdef0123456789abcdef-lock-0000000000"
 	for _, tc := range []struct {

@@ -90,6 +90,9 @@ type contenderView struct {
 	Data            *string  `json:"data"` // nil when not printable text
 	Owner           *owner   `json:"owner,omitempty"`
 	Lease           *lease   `json:"lease,omitempty"`
+	// RevokeRequested says a client has asked this holder to give the
+	// lock up (sequential.Revoke, zklocks revoke, Curator's Revoker).
+	RevokeRequested bool `json:"revoke_requested,omitempty"`
 }
 
 // owner is a reentrant holder record, decoded.

@@ -115,6 +115,8 @@ func describe(c contenderView) string {
 		return s
 	case c.Lease != nil:
 		return describeLease(c)
+	case c.RevokeRequested:
+		return *c.Data + " (revocation requested: the holder is asked to give the lock up)"
 	case c.Data == nil:
 		return fmt.Sprintf("(%d bytes, not text)", c.DataBytes)
 	case *c.Data == "":
