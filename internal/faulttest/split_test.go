@@ -262,10 +262,29 @@ func TestIsolatedMember(t *testing.T) {
 	}
 }
 
+// syncedThenCut heals the ensemble, waits until every member serves
+// (so that no follower is in the middle of a sync), and cuts member i off
+// from the other two.
+func syncedThenCut(t *testing.T, e *ensemble.Ensemble, i int) {
+	t.Helper()
+	if err := e.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitServing(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatalf("before a cut: %v", err)
+	}
+	others := slices.DeleteFunc([]int{0, 1, 2}, func(j int) bool { return j == i })
+	if err := e.Partition([]int{i}, others); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Jepsen's partition nemesis: every three seconds or so a random member is cut
 // off from the other two, or the ensemble is healed, while contenders of
-// every variant cycle on two paths each. No double holder, every variant
-// acquires after the last heal, nothing left.
+// every variant cycle on two paths each. A cut comes only once the
+// ensemble has healed and every member serves again (syncedThenCut). No
+// double holder, every variant acquires after the last heal, nothing
+// left.
 func TestRandomHalves(t *testing.T) {
 	e := proxiedEnsemble(t)
 	tp := newTape()
@@ -281,10 +300,12 @@ func TestRandomHalves(t *testing.T) {
 	t.Cleanup(func() { _ = e.Heal() }) // should the test stop before it heals
 	for end := time.Now().Add(15 * time.Second); time.Now().Before(end); {
 		if i := rng.IntN(4); i < 3 {
-			others := slices.DeleteFunc([]int{0, 1, 2}, func(j int) bool { return j == i })
-			if err := e.Partition([]int{i}, others); err != nil {
-				t.Fatal(err)
-			}
+			// Cut only an ensemble whose members all serve again: a
+			// follower cut while it syncs with its leader can come back
+			// with a database that lacks transactions (ZooKeeper 3.8.0's
+			// learner sync, docs/reliability.md), and no lock can be
+			// tested on such a replica.
+			syncedThenCut(t, e, i)
 			cuts++
 		} else if err := e.Heal(); err != nil {
 			t.Fatal(err)
