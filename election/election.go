@@ -99,21 +99,15 @@ func (e *Election) run(ctx context.Context, value []byte, wait bool) error {
 // answer may be stale by the time it returns: a follower that acts on it
 // fences with its Term.
 func (e *Election) Leader(ctx context.Context) (Leader, error) {
-	c := e.q.Client()
 	for {
-		if err := c.Sync(ctx, e.base.Path); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		head, err := e.q.Head(ctx) // after a sync
+		switch {
+		case err != nil:
 			return Leader{}, e.base.Fail("leader", err)
-		}
-		kids, err := c.Children(ctx, e.base.Path)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return Leader{}, e.base.Fail("leader", err)
-		}
-		q := lockq.Sort(kids)
-		if len(q) == 0 {
+		case head == "":
 			return Leader{}, e.base.Fail("leader", ErrNoLeader)
 		}
-		head := e.base.Path + "/" + q[0].Name
-		data, stat, err := c.Get(ctx, head)
+		data, stat, err := e.q.Client().Get(ctx, head)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // the term ended since the listing
 		}

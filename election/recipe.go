@@ -63,9 +63,10 @@ func (e *Election) campaign(ctx context.Context, n *lockq.Node, value []byte, wa
 
 // observe is what a follower of the election runs: find the head of the
 // queue, read its value with a data watch, report it, and wait for that
-// watch (the head's node deleted: a new term may begin; its data
-// rewritten by someone: look again, the same term is not reported
-// twice). Only the head is watched, so a candidate joining or giving up
+// watch. ZooKeeper's DataTree.deleteNode fires NodeDeleted, and setData
+// NodeDataChanged, on a node's data watches: the head's node deleted, a
+// new term may begin; its data rewritten by someone, look again (the
+// same term is not reported twice). Only the head is watched, so a candidate joining or giving up
 // behind it wakes no observer. With no candidate, it watches the
 // children of the path for the first one. It returns ctx's error, or the
 // first error that retrying can not mend (no read permission, the

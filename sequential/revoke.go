@@ -18,7 +18,8 @@ import (
 // Cooperative revocation, the recipes page's revocable lock: a client
 // asks the holder to give the lock up by writing a request into the
 // holder's node; the holder sees it through the data watch it keeps on
-// its node anyway (Mutex.Revoked) and decides when to Unlock. Nothing is
+// its node anyway (ZooKeeper's DataTree.setData triggers NodeDataChanged
+// on the node's data watches; Mutex.Revoked) and decides when to Unlock. Nothing is
 // taken by force: a holder that ignores the request keeps the lock. The
 // timeout lock's eviction is the forced kind, for a holder that can no
 // longer answer.
@@ -48,10 +49,14 @@ func Revoke(ctx context.Context, s *zklocks.Session, path string) (string, error
 		return fail(fmt.Errorf("%w: %v", zklocks.ErrBadPath, err))
 	}
 	c := zkop.New(s.Conn(), s.Timeout())
+	q := lockq.New(c, path, lockq.Config{})
 	for {
-		head, err := headNode(ctx, c, path)
-		if err != nil {
+		head, err := q.Head(ctx) // after a sync
+		switch {
+		case err != nil:
 			return fail(err)
+		case head == "":
+			return fail(fmt.Errorf("%w: nobody holds it", zklocks.ErrNotLocked))
 		}
 		data, stat, err := c.Get(ctx, head)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -75,20 +80,4 @@ func Revoke(ctx context.Context, s *zklocks.Session, path string) (string, error
 			return fail(err)
 		}
 	}
-}
-
-// headNode is the full path of the first node of the queue, after a sync.
-func headNode(ctx context.Context, c *zkop.Client, path string) (string, error) {
-	if err := c.Sync(ctx, path); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return "", err
-	}
-	kids, err := c.Children(ctx, path)
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return "", err
-	}
-	q := lockq.Sort(kids)
-	if len(q) == 0 {
-		return "", fmt.Errorf("%w: nobody holds it", zklocks.ErrNotLocked)
-	}
-	return path + "/" + q[0].Name, nil
 }
