@@ -72,7 +72,7 @@
 //
 // A Mutex is one contender on ZooKeeper, shared by any number of owners in
 // the process. While one owner holds or acquires the lock, the others wait
-// in the process for its turn, a one-slot channel (honouring their ctx), and take the
+// in the process for its turn (honouring their ctx), and take the
 // ZooKeeper lock only once the holder has fully released it. Curator's
 // InterProcessMutex, keyed on threads, instead lets every thread create its
 // own node; a Mutex here never has more than one node, so the in-process

@@ -42,22 +42,24 @@ type Mutex struct {
 	host string
 	pid  int
 
-	// turn holds a value exactly when no owner holds or acquires the
-	// Mutex's node: the owners of this Mutex wait for it here, not on
-	// ZooKeeper, while another of them has it.
-	turn chan struct{}
 	// step serialises the holder's count changes and the release, so that
 	// two goroutines of one owner cannot interleave a count write with the
 	// delete of the node. Unlike mu it is held across requests; only calls
 	// of the holding owner take it.
 	step sync.Mutex
 
-	mu      sync.Mutex  // guards the slot and the fields below; never held across a request
-	slot    *lockq.Slot // the one contender: idle, acquiring or held
-	owner   string      // who acquires or holds the slot's node; "" if nobody
-	count   int         // the hold's depth; 0 while acquiring
-	ends    int         // holds ended so far: a count write tells by it that its hold ended under it
-	version int32       // InNode: the node's data version after our last write
+	mu   sync.Mutex  // guards the slot and the fields below; never held across a request
+	slot *lockq.Slot // the one contender: idle, acquiring or held
+	// taken is the turn: true while an owner holds or acquires the node,
+	// or its release is still under way. The owners of this Mutex wait
+	// for it here, not on ZooKeeper; freed is closed when it is given
+	// back.
+	taken   bool
+	freed   chan struct{}
+	owner   string // who acquires or holds the slot's node; "" if nobody
+	count   int    // the hold's depth; 0 while acquiring
+	ends    int    // holds ended so far: a count write tells by it that its hold ended under it
+	version int32  // InNode: the node's data version after our last write
 	owed    map[string]*debt
 	last    *debt // the lost hold Token reports until its Unlocks are answered
 }
@@ -88,9 +90,8 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 	}
 	host, _ := os.Hostname()
 	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL, Lost: zklocks.ErrLockLost}),
-		mode: mode, host: host, pid: os.Getpid(), turn: make(chan struct{}, 1), owed: map[string]*debt{}}
+		mode: mode, host: host, pid: os.Getpid(), freed: make(chan struct{}), owed: map[string]*debt{}}
 	m.slot = lockq.NewSlot(&m.mu, m.q)
-	m.turn <- struct{}{}
 	return m, nil
 }
 

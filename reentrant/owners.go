@@ -43,18 +43,20 @@ func (m *Mutex) reenter(ctx context.Context, owner string) (done bool, err error
 }
 
 // awaitTurn waits until no other owner of this Mutex holds or acquires
-// its node, and takes the turn (true). false with no error: the hold it
-// waited for has been lost, or owner itself (another goroutine of it)
-// has the turn now; look again. TryLock (wait false) does not wait.
+// its node, and takes the turn (true) for owner: the turn and its owner
+// are set together, under the lock, so that another goroutine of the
+// same owner sees it at once. false with no error: the hold it waited
+// for has been lost, or owner itself (another goroutine of it) has the
+// turn now; look again. TryLock (wait false) does not wait.
 func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start time.Time) (bool, error) {
-	select {
-	case <-m.turn:
-		return true, nil
-	default:
-	}
 	m.mu.Lock()
-	other, acquiring := m.owner, m.count == 0
-	var lost <-chan struct{} // nil while acquiring or ending: only the turn can come then
+	if !m.taken {
+		m.taken, m.owner, m.count = true, owner, 0
+		m.mu.Unlock()
+		return true, nil
+	}
+	other, acquiring, freed := m.owner, m.count == 0, m.freed
+	var lost <-chan struct{} // nil while acquiring or ending: only the free turn can come then
 	if n := m.slot.HeldLocked(); n != nil && !acquiring {
 		lost = n.Monitor().Done()
 	}
@@ -64,7 +66,7 @@ func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start ti
 	case other == owner:
 		return false, nil // this owner took the turn since reenter looked: look again
 	case !wait && other == "":
-		return false, zklocks.ErrLocked // another owner took the turn just now
+		return false, zklocks.ErrLocked // the last hold is still being released
 	case !wait && acquiring:
 		return false, fmt.Errorf("%w: owner %q is acquiring it", zklocks.ErrLocked, other)
 	case !wait:
@@ -75,8 +77,8 @@ func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start ti
 		lg.WaitBehind(ctx, other)
 	}
 	select {
-	case <-m.turn:
-		return true, nil
+	case <-freed:
+		return false, nil // free now: take it on the next round, if nobody is faster
 	case <-lost:
 		return false, nil // reapIfLost ends it on the next round
 	case <-ctx.Done():
@@ -87,9 +89,6 @@ func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start ti
 
 // take runs the recipe for a new node of owner, in its turn.
 func (m *Mutex) take(ctx context.Context, owner string, wait bool, start time.Time) error {
-	m.mu.Lock()
-	m.owner, m.count = owner, 0
-	m.mu.Unlock()
 	err := m.slot.Take(ctx, m.base.Log.Attempt(owner, start), zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
 		func(n *lockq.Node) error { return m.lock(ctx, owner, n, wait) })
 
@@ -101,8 +100,18 @@ func (m *Mutex) take(ctx context.Context, owner string, wait bool, start time.Ti
 	}
 	m.endLocked()
 	m.mu.Unlock()
-	m.turn <- struct{}{}
+	m.giveTurn()
 	return err
+}
+
+// giveTurn frees the turn once the slot is idle again, and wakes every
+// owner waiting for it.
+func (m *Mutex) giveTurn() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.taken = false
+	close(m.freed)
+	m.freed = make(chan struct{})
 }
 
 // move changes owner's depth by delta (+1 a re-entry, -1 an Unlock) and
@@ -166,7 +175,7 @@ func (m *Mutex) reapIfLost(ctx context.Context) {
 // the loss that ended it, which the watch did not see) and gives the turn
 // to the next owner.
 func (m *Mutex) release(ctx context.Context, why error) error {
-	defer func() { m.turn <- struct{}{} }()
+	defer m.giveTurn()
 	if why != nil {
 		m.slot.Drop(ctx, why)
 		return why
