@@ -1,5 +1,6 @@
 # The two commands of the README's quick start, and a few helpers.
-#   make test   install ZooKeeper (and the Curator and kazoo clients) if
+#   make test   install ZooKeeper (the Curator and kazoo clients, and the
+#               rival servers: redis-server, etcd, postgres) if
 #               missing, then every test (race detector on)
 #   make bench  install ZooKeeper (and, where it can, the Curator and kazoo
 #               clients) if missing, then the side-by-side benchmark
@@ -11,7 +12,7 @@ GO           ?= go
 TEST_TIMEOUT ?= 14m
 BENCH_FLAGS  ?=
 
-.PHONY: test bench bench-docs docs-check install-zookeeper install-peers ensemble-up ensemble-down ensemble-status lint
+.PHONY: test bench bench-docs docs-check install-zookeeper install-peers install-rivals ensemble-up ensemble-down ensemble-status lint
 
 # internal/faulttest runs without the race detector: it kills leaders and
 # cuts clients off on purpose, and every reconnect with watches set can
@@ -21,7 +22,7 @@ BENCH_FLAGS  ?=
 # including the variants' own fault tests, runs with -race.
 RACE_PKGS = $(shell $(GO) list ./... | grep -v /internal/faulttest)
 
-test: install-zookeeper install-peers
+test: install-zookeeper install-peers install-rivals
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/faulttest/
 
@@ -33,6 +34,7 @@ RESULTS      ?= results
 # they cannot, zklocks bench leaves their rows out and says why.
 bench: install-zookeeper
 	@./scripts/install-peers.sh || echo "make bench: going on without the peers that could not be installed"
+	@./scripts/install-rivals.sh || echo "make bench: going on without the rival servers that could not be installed"
 	@mkdir -p $(RESULTS)
 	$(GO) test -run '^$$' -bench 'BenchmarkReentry' -benchtime 200x ./reentrant/ | tee $(RESULTS)/reentry.txt
 	$(GO) run ./cmd/zklocks bench -out $(RESULTS) $(BENCH_FLAGS)
@@ -52,6 +54,11 @@ install-zookeeper:
 # The real Curator and kazoo clients of the interop tests (internal/interop).
 install-peers:
 	@./scripts/install-peers.sh
+
+# The rival servers of the comparison (internal/rivals): redis-server,
+# etcd and postgres, installed without starting their system services.
+install-rivals:
+	@./scripts/install-rivals.sh
 
 # A local ensemble that outlives the command, for trying things by hand:
 # make ensemble-up prints the export ZK_SERVERS=... line to use.
