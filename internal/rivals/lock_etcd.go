@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
@@ -130,6 +131,11 @@ func (l *EtcdLock) Close() error {
 		}
 		cancel()
 	}
-	errs = append(errs, l.session.Close(), l.client.Close())
+	// A lease the servers have already ended cannot be revoked; that is
+	// the lost hold Unlock reported, not a failure to close.
+	if err := l.session.Close(); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		errs = append(errs, err)
+	}
+	errs = append(errs, l.client.Close())
 	return errors.Join(errs...)
 }

@@ -78,14 +78,12 @@ func startCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), startTimeout)
 }
 
-// cannotStart fails a test whose server would not start (its error says
-// how to install a missing one); under -short it skips instead.
+// cannotStart fails a test whose server would not start (an error
+// wrapping ErrNotInstalled says how to install it); under -short it skips
+// instead.
 func cannotStart(t *testing.T, what string, err error) {
 	t.Helper()
 	msg := fmt.Sprintf("cannot start %s: %v", what, err)
-	if errors.Is(err, ErrNotInstalled) {
-		msg += "\n(scripts/install-rivals.sh installs the servers; make test runs it)"
-	}
 	if testing.Short() {
 		t.Skip(msg)
 	}

@@ -163,3 +163,44 @@ func TestLostHold(t *testing.T) {
 		})
 	}
 }
+
+// TestEtcdLeaseEnds: when the servers end the session's lease (as they do
+// when a holder stops renewing it for its TTL), the hold is gone, Unlock
+// says so, and the next Lock opens a new session and succeeds.
+func TestEtcdLeaseEnds(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var s system
+	for _, x := range systems() {
+		if x.name == SystemEtcd {
+			s = x
+		}
+	}
+	l := s.open(t, lockName(t), Options{}).(*EtcdLock)
+	if err := l.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := l.Token()
+	old := l.session
+	if _, err := l.client.Revoke(ctx, old.Lease()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-old.Done():
+	case <-ctx.Done():
+		t.Fatal("the session did not end after its lease was revoked")
+	}
+	if err := l.Unlock(ctx); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Unlock after the lease ended: %v, want ErrNotHeld", err)
+	}
+	if err := l.Lock(ctx); err != nil {
+		t.Fatalf("Lock after the lease ended: %v", err)
+	}
+	if l.session == old || l.Token() <= first {
+		t.Errorf("new session %v, token %d after %d", l.session != old, l.Token(), first)
+	}
+	if err := l.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
