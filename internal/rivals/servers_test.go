@@ -177,7 +177,8 @@ func TestEtcdLeaseEnds(t *testing.T) {
 			s = x
 		}
 	}
-	l := s.open(t, lockName(t), Options{}).(*EtcdLock)
+	// A short lease: its keep-alives, and so the news of its end, come every TTL/3.
+	l := s.open(t, lockName(t), Options{TTL: 3 * time.Second}).(*EtcdLock)
 	if err := l.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
