@@ -172,6 +172,53 @@ func (s *rivalServers) open(ctx context.Context, system rivals.System, lock stri
 	}
 }
 
+// durableUnits names what durable reads for each system.
+var durableUnits = map[rivals.System]string{
+	rivals.SystemEtcd:      "Raft entries",
+	rivals.SystemRedis:     "AOF bytes",
+	rivals.SystemRedlock:   "AOF bytes, 5 servers",
+	rivals.SystemPGSession: "WAL bytes",
+	rivals.SystemPGXact:    "WAL bytes",
+}
+
+// durable reads the counter of what system's servers have written
+// durably so far, in durableUnits.
+func (s *rivalServers) durable(ctx context.Context, system rivals.System) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	switch system {
+	case rivals.SystemEtcd:
+		n, err := s.etcd.RaftIndex(ctx)
+		return float64(n), err
+	case rivals.SystemRedis:
+		n, err := s.redis.AOFBytes(ctx)
+		return float64(n), err
+	case rivals.SystemRedlock:
+		var sum int64
+		for _, r := range s.redlock {
+			n, err := r.AOFBytes(ctx)
+			if err != nil {
+				return 0, err
+			}
+			sum += n
+		}
+		return float64(sum), nil
+	default:
+		n, err := s.pg.WALBytes(ctx)
+		return float64(n), err
+	}
+}
+
+// perAcquisition is the counter's growth over a round divided by the
+// round's acquisitions; NaN when a reading failed or the counter went
+// back (a Redis AOF rewrite).
+func perAcquisition(before, after float64, errBefore, errAfter error, acquisitions int64) float64 {
+	if errBefore != nil || errAfter != nil || after < before || acquisitions == 0 {
+		return math.NaN()
+	}
+	return (after - before) / float64(acquisitions)
+}
+
 func runRivals(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseRivalsFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -223,9 +270,11 @@ func runRivals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				if failed[s] || lockers[s] == nil {
 					continue
 				}
+				before, errBefore := servers.durable(ctx, s)
 				rctx, cancel := context.WithTimeout(ctx, f.duration+f.hold+time.Minute)
 				fig, err := rivals.RunRound(rctx, lockers[s], f.duration, f.hold)
 				cancel()
+				after, errAfter := servers.durable(ctx, s)
 				if ctx.Err() != nil {
 					closeLockers(lockers)
 					return ctx.Err()
@@ -238,6 +287,7 @@ func runRivals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				r := results[s][n]
 				r.PerRound = append(r.PerRound, fig.RoundFigures)
 				r.topShare = append(r.topShare, fig.TopShare)
+				r.durable = append(r.durable, perAcquisition(before, after, errBefore, errAfter, fig.Acquisitions))
 				r.Acquisitions += fig.Acquisitions
 				r.Elapsed += fig.Elapsed
 				r.Rounds++
@@ -264,10 +314,12 @@ func runRivals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // rivalResult is one system at one N: its rounds, kept as the bench
 // keeps the ZooKeeper locks' (so bench's statistics apply), and each
-// round's largest share of acquisitions by one contender.
+// round's largest share of acquisitions by one contender and its durable
+// writes per acquisition.
 type rivalResult struct {
 	bench.Result
 	topShare []float64
+	durable  []float64 // per round, in durableUnits
 }
 
 func openLockers(ctx context.Context, servers *rivalServers, s rivals.System, n int, o rivals.Options) ([]rivals.Locker, error) {
@@ -316,20 +368,22 @@ func rivalsReport(f rivalsFlags, args []string, systems []rivals.System,
 	fmt.Fprintf(&b, "Rounds: %d of %v per system and N, taken in turns; hold %v; TTL %v; Redis and Redlock retry pause %v.\n\n",
 		f.rounds, f.duration, f.hold, f.opts.TTL, f.opts.RetryPause)
 	fmt.Fprintf(&b, "Medians over the rounds with their %.0f%% intervals [lo-hi]; latencies in ms. "+
-		"Top share: the largest part of a round's acquisitions made by one contender (1/N when waiters are served in turn).\n\n",
+		"Top share: the largest part of a round's acquisitions made by one contender (1/N when waiters are served in turn). "+
+		"Durable writes: what the servers logged per acquisition, read from their own counters around each round "+
+		"(etcd's Raft index, Redis's aof_current_size, PostgreSQL's pg_current_wal_lsn, which background work moves too).\n\n",
 		100*bench.ConfidenceLevel)
-	b.WriteString("| system | N | acquisitions/s | handoff p50 | handoff p99 | acquire p50 | top share |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| system | N | acquisitions/s | handoff p50 | handoff p99 | acquire p50 | top share | durable writes / acquisition |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range systems {
 		for _, n := range f.ns {
 			r, ok := results[s][n]
 			if !ok || len(r.PerRound) == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", s, n,
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s %s |\n", s, n,
 				est(r.Estimate(bench.FigThroughput)), est(r.Estimate(bench.FigHandoffP50)),
 				est(r.Estimate(bench.FigHandoffP99)), est(r.Estimate(bench.FigAcquireP50)),
-				est(bench.MedianCI(r.topShare)))
+				est(bench.MedianCI(r.topShare)), est(bench.MedianCI(r.durable)), durableUnits[s])
 		}
 	}
 	if len(notes) > 0 {

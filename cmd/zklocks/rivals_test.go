@@ -45,7 +45,7 @@ func TestRivalsRun(t *testing.T) {
 		}
 		t.Fatal(msg)
 	}
-	for _, row := range []string{"| redis | 1 |", "| redis | 2 |", "| postgres-xact | 2 |"} {
+	for _, row := range []string{"| redis | 1 |", "| redis | 2 |", "| postgres-xact | 2 |", "AOF bytes |", "WAL bytes |"} {
 		if !strings.Contains(stdout.String(), row) {
 			t.Errorf("no row %q in\n%s", row, stdout.String())
 		}

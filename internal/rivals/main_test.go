@@ -193,6 +193,15 @@ func systems() []system {
 	}
 }
 
+func systemNamed(name System) system {
+	for _, s := range systems() {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("no system " + string(name))
+}
+
 func closeLater(t *testing.T, l Locker) Locker {
 	t.Cleanup(func() {
 		if err := l.Close(); err != nil {

@@ -171,12 +171,7 @@ func TestEtcdLeaseEnds(t *testing.T) {
 	verifyNoLeaks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var s system
-	for _, x := range systems() {
-		if x.name == SystemEtcd {
-			s = x
-		}
-	}
+	s := systemNamed(SystemEtcd)
 	// A short lease: its keep-alives, and so the news of its end, come every TTL/3.
 	l := s.open(t, lockName(t), Options{TTL: 3 * time.Second}).(*EtcdLock)
 	if err := l.Lock(ctx); err != nil {
