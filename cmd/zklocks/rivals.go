@@ -46,6 +46,7 @@ type rivalsFlags struct {
 	rounds   int
 	duration time.Duration
 	hold     time.Duration
+	idle     time.Duration
 	opts     rivals.Options
 	out      string
 }
@@ -68,6 +69,7 @@ func parseRivalsFlags(args []string, stderr io.Writer) (rivalsFlags, error) {
 	fs.IntVar(&f.rounds, "rounds", defaultRounds, "rounds per system and N, taken in turns (6 or more for a 95% interval)")
 	fs.DurationVar(&f.duration, "duration", time.Second, "contention time of one round")
 	fs.DurationVar(&f.hold, "hold", 0, "critical section: how long each holder keeps the lock")
+	fs.DurationVar(&f.idle, "idle", 0, "time a contender waits after releasing before it asks again (without it a Redis releaser often takes the lock straight back)")
 	fs.DurationVar(&f.opts.TTL, "ttl", 10*time.Second, "etcd's lease, Redis's and Redlock's key expiry")
 	fs.DurationVar(&f.opts.RetryPause, "retry-pause", 10*time.Millisecond, "Redis's and Redlock's pause between tries (drawn from half to one and a half of it)")
 	fs.StringVar(&f.out, "out", "", "also write the Markdown report to this file")
@@ -97,8 +99,8 @@ func parseRivalsFlags(args []string, stderr io.Writer) (rivalsFlags, error) {
 	if f.ns, err = parseCounts(ns, "-n", 1); err != nil {
 		return f, err
 	}
-	if f.rounds < 1 || f.duration <= 0 || f.hold < 0 {
-		return f, usageError{"-rounds must be at least 1, -duration positive and -hold not negative"}
+	if f.rounds < 1 || f.duration <= 0 || f.hold < 0 || f.idle < 0 {
+		return f, usageError{"-rounds must be at least 1, -duration positive, -hold and -idle not negative"}
 	}
 	return f, nil
 }
@@ -262,7 +264,7 @@ func runRivals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				continue
 			}
 			lockers[s] = ls
-			results[s][n] = &rivalResult{Result: bench.Result{Variant: string(s), Contenders: n, Hold: f.hold}}
+			results[s][n] = &rivalResult{Result: bench.Result{Variant: string(s), Contenders: n, Hold: f.hold, Idle: f.idle}}
 		}
 		for round := 1; round <= f.rounds; round++ {
 			fmt.Fprintf(stderr, "zklocks rivals: N=%d, round %d of %d\n", n, round, f.rounds)
@@ -271,8 +273,9 @@ func runRivals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 					continue
 				}
 				before, errBefore := servers.durable(ctx, s)
-				rctx, cancel := context.WithTimeout(ctx, f.duration+f.hold+time.Minute)
-				fig, err := rivals.RunRound(rctx, lockers[s], f.duration, f.hold)
+				rctx, cancel := context.WithTimeout(ctx, f.duration+f.hold+f.idle+time.Minute)
+				fig, err := rivals.RunRound(rctx, lockers[s],
+					rivals.RoundConfig{Duration: f.duration, Hold: f.hold, Idle: f.idle})
 				cancel()
 				after, errAfter := servers.durable(ctx, s)
 				if ctx.Err() != nil {
@@ -365,8 +368,8 @@ func rivalsReport(f rivalsFlags, args []string, systems []rivals.System,
 	fmt.Fprintf(&b, "Servers: %s; %s; %s.  \n", orUnknown(v["etcd"]), orUnknown(v["redis"]), orUnknown(v["postgres"]))
 	fmt.Fprintf(&b, "Durability: etcd fsyncs every entry on a majority of 3; Redis appendonly yes, appendfsync everysec; "+
 		"PostgreSQL fsync on, synchronous_commit on (advisory locks write nothing).  \n")
-	fmt.Fprintf(&b, "Rounds: %d of %v per system and N, taken in turns; hold %v; TTL %v; Redis and Redlock retry pause %v.\n\n",
-		f.rounds, f.duration, f.hold, f.opts.TTL, f.opts.RetryPause)
+	fmt.Fprintf(&b, "Rounds: %d of %v per system and N, taken in turns; hold %v, idle %v; TTL %v; Redis and Redlock retry pause %v.\n\n",
+		f.rounds, f.duration, f.hold, f.idle, f.opts.TTL, f.opts.RetryPause)
 	fmt.Fprintf(&b, "Medians over the rounds with their %.0f%% intervals [lo-hi]; latencies in ms. "+
 		"Top share: the largest part of a round's acquisitions made by one contender (1/N when waiters are served in turn). "+
 		"Durable writes: what the servers logged per acquisition, read from their own counters around each round "+

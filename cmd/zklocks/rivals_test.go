@@ -19,7 +19,7 @@ func TestRivalsFlags(t *testing.T) {
 		t.Errorf("defaults: %+v", f)
 	}
 	for _, args := range [][]string{
-		{"-systems", "zookeeper"}, {"-systems", ","}, {"-n", "0"}, {"-rounds", "0"}, {"-duration", "0s"}, {"extra"},
+		{"-systems", "zookeeper"}, {"-systems", ","}, {"-n", "0"}, {"-rounds", "0"}, {"-duration", "0s"}, {"-idle", "-1s"}, {"extra"},
 	} {
 		var ue usageError
 		if _, err := parseRivalsFlags(args, &bytes.Buffer{}); !errors.As(err, &ue) {

@@ -18,19 +18,32 @@ import (
 // two holders in at once.
 var ErrOverlap = locktest.ErrOverlap
 
+// RoundConfig shapes one round of RunRound.
+type RoundConfig struct {
+	// Duration is how long contenders keep asking for the lock.
+	Duration time.Duration
+	// Hold is the critical section: how long a holder keeps the lock.
+	Hold time.Duration
+	// Idle is how long a contender waits after its release before it asks
+	// again. With none, a releaser of a lock whose waiters poll (Redis,
+	// Redlock) often takes the lock straight back, and the handoffs
+	// counted are the few a poller won.
+	Idle time.Duration
+}
+
 // RunRound lets every Locker (one per contender, all for one lock) take
-// the lock in turns for d, and measures the round as the ZooKeeper
-// bench does (bench.RoundFigures): acquisitions and elapsed time, the
-// acquire latency (Lock called to Lock returned) and the handoff latency
-// (just before a holder calls Unlock to just after the next holder's Lock
+// the lock in turns, and measures the round as the ZooKeeper bench does
+// (bench.RoundFigures): acquisitions and elapsed time, the acquire
+// latency (Lock called to Lock returned) and the handoff latency (just
+// before a holder calls Unlock to just after the next holder's Lock
 // returns, counted only for a Lock already waiting when the release
-// began, so one contender has none). Contenders stop asking once d has
-// passed; a Lock already waiting then still gets its turn. hold is the
-// critical section.
+// began, so one contender has none). Contenders stop asking once
+// cfg.Duration has passed; a Lock already waiting then still gets its
+// turn.
 //
 // The round's holds are recorded, and a round in which two overlapped
 // fails with an error wrapping ErrOverlap.
-func RunRound(ctx context.Context, lockers []Locker, d, hold time.Duration) (Round, error) {
+func RunRound(ctx context.Context, lockers []Locker, cfg RoundConfig) (Round, error) {
 	var (
 		mu        sync.Mutex
 		released  time.Time // when the last holder was about to call Unlock
@@ -40,7 +53,7 @@ func RunRound(ctx context.Context, lockers []Locker, d, hold time.Duration) (Rou
 		handoff   = newLatencies()
 		rec       = locktest.NewRecorder()
 		start     = time.Now()
-		deadline  = start.Add(d)
+		deadline  = start.Add(cfg.Duration)
 		g, gctx   = errgroup.WithContext(ctx)
 		finished  time.Time
 	)
@@ -61,8 +74,8 @@ func RunRound(ctx context.Context, lockers []Locker, d, hold time.Duration) (Rou
 					handoff.record(got.Sub(released))
 				}
 				mu.Unlock()
-				if hold > 0 {
-					time.Sleep(hold) // the critical section's work
+				if cfg.Hold > 0 {
+					time.Sleep(cfg.Hold) // the critical section's work
 				}
 				exit()
 				mu.Lock()
@@ -70,6 +83,9 @@ func RunRound(ctx context.Context, lockers []Locker, d, hold time.Duration) (Rou
 				mu.Unlock()
 				if err := l.Unlock(gctx); err != nil {
 					return fmt.Errorf("contender %d: %w", i, err)
+				}
+				if cfg.Idle > 0 {
+					time.Sleep(cfg.Idle) // work outside the critical section
 				}
 			}
 			mu.Lock()

@@ -17,7 +17,7 @@ func TestRunRound(t *testing.T) {
 	for range 3 {
 		ls = append(ls, closeLater(t, NewRedisLock(addr, lockName(t), Options{})))
 	}
-	f, err := RunRound(ctx, ls, 300*time.Millisecond, time.Millisecond)
+	f, err := RunRound(ctx, ls, RoundConfig{Duration: 300 * time.Millisecond, Hold: time.Millisecond, Idle: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestRunRound(t *testing.T) {
 		f.TopShare < 1.0/3 || f.TopShare > 1 {
 		t.Fatalf("figures of a contended round: %+v", f)
 	}
-	f, err = RunRound(ctx, ls[:1], 100*time.Millisecond, 0)
+	f, err = RunRound(ctx, ls[:1], RoundConfig{Duration: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
