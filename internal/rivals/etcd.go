@@ -39,6 +39,10 @@ const EtcdSize = 3
 // StartEtcd starts the cluster and returns once every member answers and
 // the cluster has a leader.
 func StartEtcd(ctx context.Context) (*Etcd, error) {
+	return withFreshPorts(func() (*Etcd, error) { return startEtcd(ctx) })
+}
+
+func startEtcd(ctx context.Context) (*Etcd, error) {
 	bin, err := lookPath(etcdServer, "etcd-server")
 	if err != nil {
 		return nil, err
@@ -47,7 +51,7 @@ func StartEtcd(ctx context.Context) (*Etcd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rivals: %w", err)
 	}
-	ports, err := freePorts(2 * EtcdSize)
+	ports, err := pickPorts(2 * EtcdSize)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -45,6 +45,10 @@ const pgUser = "zklocks"
 // StartPostgres initialises a cluster, starts the server and returns once
 // it accepts connections.
 func StartPostgres(ctx context.Context) (*Postgres, error) {
+	return withFreshPorts(func() (*Postgres, error) { return startPostgres(ctx) })
+}
+
+func startPostgres(ctx context.Context) (*Postgres, error) {
 	bin, err := pgBinDir()
 	if err != nil {
 		return nil, err
@@ -75,7 +79,7 @@ func StartPostgres(ctx context.Context) (*Postgres, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("rivals: initdb: %w\n%s", err, out)
 	}
-	ports, err := freePorts(1)
+	ports, err := pickPorts(1)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -147,8 +147,31 @@ func (p *Process) tail() string {
 }
 
 // exitedEarly is the error for a server that died while it was starting.
+// When its log says that a port was taken, the error wraps errPortTaken.
 func (p *Process) exitedEarly() error {
-	return fmt.Errorf("rivals: %s exited while starting (%v)\n%s", p.Name, p.waitErr, p.tail())
+	tail := p.tail()
+	err := fmt.Errorf("rivals: %s exited while starting (%v)\n%s", p.Name, p.waitErr, tail)
+	if strings.Contains(strings.ToLower(tail), "address already in use") {
+		err = fmt.Errorf("%w: %w", errPortTaken, err)
+	}
+	return err
+}
+
+// errPortTaken means a port freePorts found free was taken before the
+// server bound it (another test binary, a ZooKeeper ensemble).
+var errPortTaken = errors.New("rivals: a port was taken between choosing and binding it")
+
+// withFreshPorts runs start again, on ports drawn anew by start itself,
+// when it fails because a port was taken.
+func withFreshPorts[T any](start func() (T, error)) (T, error) {
+	var v T
+	var err error
+	for range 3 {
+		if v, err = start(); !errors.Is(err, errPortTaken) {
+			break
+		}
+	}
+	return v, err
 }
 
 // Each server is started with the parent-death signal set, so that the
@@ -187,6 +210,9 @@ func spawnLoop(reqs <-chan spawnRequest) {
 		req.errc <- req.cmd.Start()
 	}
 }
+
+// pickPorts is how the servers get their ports; a test may replace it.
+var pickPorts = freePorts
 
 // freePorts returns n distinct loopback ports that were free a moment ago,
 // drawn at random below the ephemeral range so that test binaries running

@@ -46,6 +46,10 @@ var redisServer = "redis-server"
 
 // StartRedis starts one Redis server and returns once it answers PING.
 func StartRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
+	return withFreshPorts(func() (*Redis, error) { return startRedis(ctx, cfg) })
+}
+
+func startRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	bin, err := lookPath(redisServer, "redis-server")
 	if err != nil {
 		return nil, err
@@ -60,7 +64,7 @@ func StartRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rivals: %w", err)
 	}
-	ports, err := freePorts(1)
+	ports, err := pickPorts(1)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -109,6 +113,9 @@ save ""
 func (r *Redis) waitReady(ctx context.Context) error {
 	for {
 		err := ping(ctx, r.Addr)
+		if err == nil {
+			err = r.isOurs(ctx)
+		}
 		if err == nil {
 			return nil
 		}
@@ -194,6 +201,25 @@ func fakeClockPreload() (string, error) {
 	}
 	// Multi-threaded libfaketime: Redis runs background threads.
 	return dbg[0] + " " + ft[0], nil
+}
+
+// isOurs checks that the server answering on the port is the process
+// started here: another Redis may have taken the port in the meantime,
+// and then ours exits while the other answers.
+func (r *Redis) isOurs(ctx context.Context) error {
+	c := newRedisClient(r.Addr)
+	defer c.Close()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return err
+	}
+	want := "process_id:" + strconv.Itoa(r.Pid())
+	for _, line := range strings.Split(info, "\n") {
+		if strings.TrimSpace(line) == want {
+			return nil
+		}
+	}
+	return fmt.Errorf("another server answers on %s", r.Addr)
 }
 
 func ping(ctx context.Context, addr string) error {

@@ -3,6 +3,7 @@ package rivals
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,35 @@ func TestEtcdLeaseEnds(t *testing.T) {
 	}
 	if err := l.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPortTaken: a server whose port was taken between choosing and
+// binding it is started again on new ports.
+func TestPortTaken(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	calls := 0
+	pickPorts = func(n int) ([]int, error) {
+		calls++
+		if calls == 1 {
+			return []int{taken.Addr().(*net.TCPAddr).Port}, nil
+		}
+		return freePorts(n)
+	}
+	defer func() { pickPorts = freePorts }()
+	r, err := StartRedis(ctx, RedisConfig{})
+	if err != nil {
+		cannotStart(t, "redis-server", err)
+	}
+	defer r.Close()
+	if calls != 2 || r.Addr == taken.Addr().String() {
+		t.Fatalf("%d port draws, server on %s (the taken port is %s)", calls, r.Addr, taken.Addr())
 	}
 }
