@@ -69,7 +69,11 @@ restore_policy() {
 		as_root rm -f "$policy"
 	fi
 }
-if [[ -e "$policy" ]]; then
+if [[ -e "$policy.zklocks-saved" ]]; then
+	# A run that was killed before it could put the original back left
+	# it here; the policy-rc.d in place is that run's.
+	saved="$policy.zklocks-saved"
+elif [[ -e "$policy" ]]; then
 	saved="$policy.zklocks-saved"
 	as_root cp -p "$policy" "$saved"
 fi
