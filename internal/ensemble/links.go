@@ -23,8 +23,8 @@ var ErrNoLinks = errors.New("ensemble: member links are not proxied (Config.Prox
 // port (a quorum proxy reaches its member through a redialer, which
 // retries a refused connect as a follower would). Cutting a way closes its
 // connections and refuses new ones (or, silently, delivers nothing); a
-// latency toxic slows it. Election connections escape the proxies (see
-// Partition). A proxy, and not a network
+// latency toxic slows it. An election connection's dial-back is kept
+// inside the proxies by the advertiser. A proxy, and not a network
 // namespace per member, because it needs no root, and because this kernel
 // has no netem qdisc: latency needs the proxy either way.
 //
@@ -43,10 +43,11 @@ func (w *way) proxies() []*toxiproxy.Proxy { return []*toxiproxy.Proxy{w.quorum,
 
 // links are the ways between every ordered pair of members.
 type links struct {
-	server    *toxiproxy.ApiServer
-	redialers []*redialer // one per member, in front of its quorum port
-	mu        sync.Mutex
-	ways      map[[2]int]*way // [from, to], member indices
+	server      *toxiproxy.ApiServer
+	redialers   []*redialer   // one per member, in front of its quorum port
+	advertisers []*advertiser // one per member, in front of its election port
+	mu          sync.Mutex
+	ways        map[[2]int]*way // [from, to], member indices
 }
 
 // newLinks starts the proxies of every way between ms, on fresh ports, and
@@ -68,6 +69,12 @@ func newLinks(ms []*member) (*links, error) {
 			return nil, err
 		}
 		l.redialers = append(l.redialers, r)
+		a, err := newAdvertiser(fmt.Sprintf("127.0.0.1:%d", to.electionPort))
+		if err != nil {
+			l.close()
+			return nil, err
+		}
+		l.advertisers = append(l.advertisers, a)
 	}
 	for i, from := range ms {
 		from.via = map[int][2]int{}
@@ -79,7 +86,7 @@ func newLinks(ms []*member) (*links, error) {
 			ports = ports[2:]
 			w := &way{
 				quorum:   l.proxy(fmt.Sprintf("%d-%d-quorum", from.id, to.id), q, l.redialers[j].port()),
-				election: l.proxy(fmt.Sprintf("%d-%d-election", from.id, to.id), e, to.electionPort),
+				election: l.proxy(fmt.Sprintf("%d-%d-election", from.id, to.id), e, l.advertisers[j].port()),
 			}
 			l.ways[[2]int{i, j}] = w // before Start: close stops what did start
 			for _, p := range w.proxies() {
@@ -89,6 +96,7 @@ func newLinks(ms []*member) (*links, error) {
 				}
 			}
 			from.via[to.id] = [2]int{q, e}
+			l.advertisers[i].wayBack(to.id, e) // to dials from back through this way
 		}
 	}
 	return l, nil
@@ -109,6 +117,9 @@ func (l *links) close() {
 	for _, r := range l.redialers {
 		r.close()
 	}
+	for _, a := range l.advertisers {
+		a.close()
+	}
 }
 
 // Partition splits the ensemble into groups of member indices (0-based,
@@ -119,23 +130,22 @@ func (l *links) close() {
 // partition; SlowLink's delays stay. Clients keep reaching every member
 // that runs: cut a client off with its own dialer.
 //
-// What it cuts is the Zab links, on which a follower reaches its leader
-// (every proposal, acknowledgement and heartbeat), and not the election
-// links: since ZooKeeper 3.5 the member with the larger id dials back the
-// election address the smaller one advertises, which is its real port, so
-// votes still cross the cut. A cut member can not lead or follow across
-// it, but it still votes, which can make elections slower than in a real
-// partition, or stop them: a cut leader that has logged a proposal the
-// others lack has the highest zxid, wins every election they start, and
-// can not be followed, until the cut heals. Tests that cut a leader under
-// load first let the others catch up (internal/faulttest's quiesce).
+// It cuts both kinds of link between members: the Zab links, on which a
+// follower reaches its leader (every proposal, acknowledgement and
+// heartbeat), and the election links, on which they vote. Since
+// ZooKeeper 3.5 a member dials a smaller id back at the address that id
+// advertised, its real port; the advertiser in front of each member's
+// election port rewrites that address to a proxy (see advertiser), so
+// the dial-back crosses the same cut, and a cut member can neither vote
+// in the others' elections nor win one they would have to follow.
 func (e *Ensemble) Partition(groups ...[]int) error {
 	return e.partition(groups, func(w *way, open bool) error { return setOpen(w, open) })
 }
 
 // PartitionSilently is Partition with a silent cut: the ways between
 // groups keep their connections open and accept new ones, but deliver
-// nothing, as a link that drops packets would. Each side notices only
+// nothing, as a link that drops packets would; healed, they deliver what
+// they held, as TCP's retransmissions would. Each side notices only
 // when its read timeouts run out (syncLimit ticks for ZooKeeper).
 func (e *Ensemble) PartitionSilently(groups ...[]int) error {
 	return e.partition(groups, func(w *way, open bool) error {
@@ -250,9 +260,14 @@ func setOpen(w *way, open bool) error {
 	return nil
 }
 
-// setSilent makes a way's proxies drop everything they are sent, keeping
-// their connections open (toxiproxy's timeout toxic with no timeout), or
-// deliver again.
+// setSilent makes a way's proxies hold everything they are sent, keeping
+// their connections open, or deliver again. The hold is a latency toxic
+// far longer than any test, not toxiproxy's timeout toxic: that one drops
+// what it reads, so a connection that outlived the silence went on with
+// a hole in its stream, which TCP never makes. A follower that missed
+// proposals that way kept a database without them and served it
+// (docs/reliability.md). Removed, the latency toxic passes on what it
+// held, in order, as a link's retransmissions would.
 func setSilent(w *way, silent bool) error {
 	for _, p := range w.proxies() {
 		for _, stream := range []string{"upstream", "downstream"} {
@@ -260,7 +275,8 @@ func setSilent(w *way, silent bool) error {
 			on := p.Toxics.GetToxic(name) != nil
 			switch {
 			case silent && !on:
-				spec := fmt.Sprintf(`{"name":%q,"type":"timeout","stream":%q,"attributes":{"timeout":0}}`, name, stream)
+				spec := fmt.Sprintf(`{"name":%q,"type":"latency","stream":%q,"attributes":{"latency":%d}}`,
+					name, stream, silence.Milliseconds())
 				if _, err := p.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
 					return fmt.Errorf("ensemble: silence %s: %w", p.Name, err)
 				}
@@ -273,6 +289,10 @@ func setSilent(w *way, silent bool) error {
 	}
 	return nil
 }
+
+// silence is how long a silent way holds what it is sent: longer than
+// any test runs.
+const silence = 24 * time.Hour
 
 // setLatency replaces p's latency toxics, one per direction, by d.
 func setLatency(p *toxiproxy.Proxy, d time.Duration) error {

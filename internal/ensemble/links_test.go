@@ -1,8 +1,13 @@
 package ensemble
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +127,53 @@ func TestPartitionHealAndSlowLink(t *testing.T) {
 	require.NoError(t, err, "the majority writes during a silent partition")
 	require.NoError(t, e.Heal())
 	waitModes(t, e, map[int]string{old: "follower", leader: "leader", follower: "follower"}, 30*time.Second)
+}
+
+// A member cut off by Partition takes no part in the others' elections:
+// from the cut on, its log records no vote (a FastLeaderElection
+// notification) from either of them. Member 1 is restarted first, so
+// that each of the others holds an election connection it dialled back
+// to member 1 at the address member 1 advertised: before the
+// advertiser, those went to member 1's own port, outside the proxies,
+// survived the cut, and member 1 heard the others' states within its
+// first election round.
+func TestPartitionCutsTheVotes(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ProxiedLinks, cfg.LastJoinsLate = true, true
+	e := startForTest(t, cfg)
+	const cut = 0 // the smallest id: the others dial it back
+	require.NoError(t, e.Kill(cut))
+	require.NoError(t, e.Restart(cut))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, e.WaitServing(ctx))
+	logFile := e.Members()[cut].LogFile
+	before, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+
+	require.NoError(t, e.Partition([]int{cut}, []int{1, 2}))
+	waitModes(t, e, map[int]string{cut: ""}, 30*time.Second)
+	// Long enough for several of the cut member's election rounds (the
+	// first notification timeout is 200ms and doubles).
+	time.Sleep(4 * time.Second)
+	after, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+	heard := regexp.MustCompile(`Notification: .*n\.sid:(\d+)`)
+	own := 0
+	for _, line := range strings.Split(string(after[len(before):]), "\n") {
+		m := heard.FindStringSubmatch(line)
+		switch {
+		case m == nil:
+		case m[1] == strconv.Itoa(cut+1):
+			own++
+		default:
+			t.Errorf("the cut member heard a vote of member %s across the cut: %s", m[1], line)
+		}
+	}
+	if own == 0 {
+		t.Error("the cut member logged no notification at all: did it hold an election?")
+	}
+
+	require.NoError(t, e.Heal())
+	require.NoError(t, e.WaitServing(ctx))
 }
