@@ -139,13 +139,18 @@ func (l *links) close() {
 // the dial-back crosses the same cut, and a cut member can neither vote
 // in the others' elections nor win one they would have to follow.
 func (e *Ensemble) Partition(groups ...[]int) error {
-	return e.partition(groups, func(w *way, open bool) error { return setOpen(w, open) })
+	return e.partition(groups, func(w *way, open bool) error {
+		if err := setSilent(w, false); err != nil {
+			return err
+		}
+		return setOpen(w, open)
+	})
 }
 
 // PartitionSilently is Partition with a silent cut: the ways between
 // groups keep their connections open and accept new ones, but deliver
-// nothing, as a link that drops packets would; healed, they deliver what
-// they held, as TCP's retransmissions would. Each side notices only
+// nothing, as a link that drops packets would. Healed, a silent way
+// closes the connections that lived through the silence (see setSilent). Each side notices only
 // when its read timeouts run out (syncLimit ticks for ZooKeeper).
 func (e *Ensemble) PartitionSilently(groups ...[]int) error {
 	return e.partition(groups, func(w *way, open bool) error {
@@ -197,6 +202,9 @@ func (e *Ensemble) Heal() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, w := range l.ways {
+		if err := setSilent(w, false); err != nil {
+			return err
+		}
 		if err := setOpen(w, true); err != nil {
 			return err
 		}
@@ -260,14 +268,15 @@ func setOpen(w *way, open bool) error {
 	return nil
 }
 
-// setSilent makes a way's proxies hold everything they are sent, keeping
-// their connections open, or deliver again. The hold is a latency toxic
-// far longer than any test, not toxiproxy's timeout toxic: that one drops
-// what it reads, so a connection that outlived the silence went on with
-// a hole in its stream, which TCP never makes. A follower that missed
-// proposals that way kept a database without them and served it
-// (docs/reliability.md). Removed, the latency toxic passes on what it
-// held, in order, as a link's retransmissions would.
+// setSilent makes a way's proxies drop everything they are sent, keeping
+// their connections open (toxiproxy's timeout toxic with no timeout), or
+// deliver again. What was dropped is a hole in a stream that goes on,
+// which TCP never makes: a follower whose link came back that way would
+// miss the proposals and commits sent into the silence and keep a
+// database without them. So the silence ends as a long one ends on a
+// real network, where the ends' own timeouts have given the connection
+// up: the proxy closes the connections that lived through it, and new
+// ones start clean.
 func setSilent(w *way, silent bool) error {
 	for _, p := range w.proxies() {
 		for _, stream := range []string{"upstream", "downstream"} {
@@ -275,14 +284,13 @@ func setSilent(w *way, silent bool) error {
 			on := p.Toxics.GetToxic(name) != nil
 			switch {
 			case silent && !on:
-				spec := fmt.Sprintf(`{"name":%q,"type":"latency","stream":%q,"attributes":{"latency":%d}}`,
-					name, stream, silence.Milliseconds())
+				spec := fmt.Sprintf(`{"name":%q,"type":"timeout","stream":%q,"attributes":{"timeout":0}}`, name, stream)
 				if _, err := p.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
 					return fmt.Errorf("ensemble: silence %s: %w", p.Name, err)
 				}
 			case !silent && on:
-				if err := p.Toxics.RemoveToxic(context.Background(), name); err != nil {
-					return fmt.Errorf("ensemble: unsilence %s: %w", p.Name, err)
+				if err := endSilence(p, name); err != nil {
+					return err
 				}
 			}
 		}
@@ -290,9 +298,21 @@ func setSilent(w *way, silent bool) error {
 	return nil
 }
 
-// silence is how long a silent way holds what it is sent: longer than
-// any test runs.
-const silence = 24 * time.Hour
+// endSilence closes p's connections, removes its toxic name, and
+// reopens p.
+func endSilence(p *toxiproxy.Proxy, name string) error {
+	wasOpen := p.Enabled
+	p.Stop()
+	if err := p.Toxics.RemoveToxic(context.Background(), name); err != nil {
+		return fmt.Errorf("ensemble: unsilence %s: %w", p.Name, err)
+	}
+	if wasOpen {
+		if err := p.Start(); err != nil {
+			return fmt.Errorf("ensemble: reopen %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
 
 // setLatency replaces p's latency toxics, one per direction, by d.
 func setLatency(p *toxiproxy.Proxy, d time.Duration) error {

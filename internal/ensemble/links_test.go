@@ -2,7 +2,10 @@ package ensemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -11,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -176,4 +181,51 @@ func TestPartitionCutsTheVotes(t *testing.T) {
 
 	require.NoError(t, e.Heal())
 	require.NoError(t, e.WaitServing(ctx))
+}
+
+// A connection that lived through a silence must not go on with a hole
+// where the dropped bytes were: ending the silence closes it, and a new
+// connection carries everything.
+func TestEndOfSilenceClosesTheConnectionsThatLivedThroughIt(t *testing.T) {
+	echo, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer echo.Close()
+	go func() {
+		for {
+			c, err := echo.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	p := toxiproxy.NewProxy(server, "silent", "127.0.0.1:0", echo.Addr().String())
+	require.NoError(t, p.Start())
+	defer p.Stop()
+	w := &way{quorum: p, election: p}
+
+	c, err := net.Dial("tcp", p.Listen)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, setSilent(w, true))
+	_, err = c.Write([]byte("sent into the silence"))
+	require.NoError(t, err)
+	require.NoError(t, setSilent(w, false))
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	n, err := c.Read(make([]byte, 64))
+	require.Error(t, err, "the connection that lived through the silence read %d bytes instead of ending", n)
+	var nerr net.Error
+	require.False(t, errors.As(err, &nerr) && nerr.Timeout(), "the connection was left open: %v", err)
+
+	again, err := net.Dial("tcp", p.Listen)
+	require.NoError(t, err)
+	defer again.Close()
+	_, err = again.Write([]byte("after"))
+	require.NoError(t, err)
+	require.NoError(t, again.SetReadDeadline(time.Now().Add(10*time.Second)))
+	got := make([]byte, 5)
+	_, err = io.ReadFull(again, got)
+	require.NoError(t, err)
+	require.Equal(t, "after", string(got))
 }
