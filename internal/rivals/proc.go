@@ -215,8 +215,12 @@ func spawnLoop(reqs <-chan spawnRequest) {
 var pickPorts = freePorts
 
 // freePorts returns n distinct loopback ports that were free a moment ago,
-// drawn at random below the ephemeral range so that test binaries running
-// side by side (and the ZooKeeper ensembles) rarely draw the same one.
+// drawn at random from 10000-19999: below the kernel's ephemeral range
+// (32768+), where outgoing connections take their source ports, and
+// below the ensembles' band (internal/ensemble draws from 20000-31999),
+// whose proxies give their ports up while a link is cut and take them
+// again when it heals: a rival server that took one in between would
+// fail a ZooKeeper test running beside it.
 func freePorts(n int) ([]int, error) {
 	var held []net.Listener
 	defer func() {
@@ -238,7 +242,7 @@ func freePorts(n int) ([]int, error) {
 
 func listenRandom() (net.Listener, error) {
 	for range 200 {
-		p := 20000 + rand.IntN(12000)
+		p := 10000 + rand.IntN(10000)
 		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
 			return l, nil
 		}
