@@ -379,13 +379,9 @@ type cycler struct {
 	hold     time.Duration // time spent inside the lock
 	lockWait time.Duration // bound of one Lock call
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	// gate is read-locked by each client for one Lock-hold-Unlock round:
-	// pause takes it to stop them all between two rounds.
-	gate sync.RWMutex
-
+	ctx        context.Context
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 	mu         sync.Mutex
 	acquired   []int
 	last       []time.Duration // last hold's start per client; -1 before any
@@ -413,20 +409,10 @@ func startCycler(tp *tape, clients []*client, hold, lockWait time.Duration) *cyc
 func (cy *cycler) run(i int) {
 	defer cy.wg.Done()
 	for cy.ctx.Err() == nil {
-		cy.gate.RLock()
-		stop := cy.round(i)
-		cy.gate.RUnlock()
-		if stop {
+		if cy.round(i) {
 			return
 		}
 	}
-}
-
-// pause stops every client between two rounds (each finishes the one it
-// is in) and returns the function that lets them go on.
-func (cy *cycler) pause() (resume func()) {
-	cy.gate.Lock()
-	return cy.gate.Unlock
 }
 
 // round is one Lock, hold and Unlock of client i; stop is true when the

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,14 +64,10 @@ func logServerTrouble(t *testing.T, e *ensemble.Ensemble) {
 var troubleRE = regexp.MustCompile(`Exception|ERROR|Getting a (diff|snapshot)|TRUNC|Truncating|lost|inconsisten|digest`)
 
 // leaderAndRest returns the leader's index and the others', once the
-// ensemble serves, making sure first that the leader is not the member
-// with the largest id. The proxies do not cut election links (see
-// ensemble.Partition), and members with the same transactions elect the
-// largest id: a cut-off leader with the largest id would win every
-// election its followers start, and they could never reach it. A fresh
-// proxiedEnsemble starts that member last (LastJoinsLate), so it follows;
-// after an earlier test's faults it may lead, and is then restarted until
-// another does.
+// ensemble serves. (Before the proxies cut election links too, a cut
+// leader with the largest id won every election its followers started,
+// and this restarted that member until another led; see
+// ensemble.Partition.)
 func leaderAndRest(t *testing.T, e *ensemble.Ensemble) (int, []int) {
 	t.Helper()
 	if err := e.WaitServing(testCtx(t, 30*time.Second)); err != nil {
@@ -81,28 +76,6 @@ func leaderAndRest(t *testing.T, e *ensemble.Ensemble) (int, []int) {
 	leader, err := e.Leader()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if top := e.Size() - 1; leader == top {
-		if err := e.Kill(top); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for leader == top || err != nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("no member but %d leads 30s after it was stopped", top)
-			}
-			time.Sleep(50 * time.Millisecond)
-			leader, err = e.Leader()
-		}
-		if err := e.Restart(top); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.WaitServing(testCtx(t, 30*time.Second)); err != nil {
-			t.Fatal(err)
-		}
-		if leader, err = e.Leader(); err != nil || leader == top {
-			t.Fatalf("leader %d (%v) after restarting member %d", leader, err, top)
-		}
 	}
 	var rest []int
 	for i := range e.Size() {
@@ -217,18 +190,8 @@ func TestIsolatedMember(t *testing.T) {
 			ws := startWorkloads(t, tp, 4, 5*time.Millisecond, servers...)
 			recoverAfter(t, tp, ws, 0, 20*time.Second) // warm
 			others := slices.DeleteFunc([]int{0, 1, 2}, func(i int) bool { return i == cut })
-			resume := func() {}
-			if tc.leader {
-				// Votes cross the cut (see ensemble.Partition): a cut leader
-				// that has logged a proposal the others lack wins every
-				// election they start, and they can not follow it. Cut it
-				// when they have all it has; the workloads go on right after.
-				resume = quiesce(t, e, ws)
-			}
 			at := tp.now()
-			err := e.Partition([]int{cut}, others)
-			resume()
-			if err != nil {
+			if err := e.Partition([]int{cut}, others); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = e.Heal() }) // should the test stop before it heals
@@ -523,43 +486,4 @@ func requireWrites(t *testing.T, e *ensemble.Ensemble) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-}
-
-// quiesce pauses every workload between two rounds and waits until every
-// member has applied the same last transaction; resume lets the
-// workloads go on (calling it again does nothing).
-func quiesce(t *testing.T, e *ensemble.Ensemble, ws []*workload) (resume func()) {
-	t.Helper()
-	var resumes []func()
-	for _, w := range ws {
-		resumes = append(resumes, w.cy.pause())
-	}
-	var once sync.Once
-	resume = func() {
-		once.Do(func() {
-			for _, r := range resumes {
-				r()
-			}
-		})
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for agreed := 0; agreed < 2; time.Sleep(50 * time.Millisecond) {
-		zxids := map[int64]bool{}
-		for _, addr := range e.Servers() {
-			st, err := ensemble.ServerStatus(addr)
-			if err != nil {
-				resume()
-				t.Fatalf("srvr %s: %v", addr, err)
-			}
-			zxids[st.Zxid] = true
-		}
-		if agreed++; len(zxids) != 1 {
-			agreed = 0
-		}
-		if time.Now().After(deadline) {
-			resume()
-			t.Fatalf("the members did not agree on their last transaction within 10s of pausing the workloads: %v", zxids)
-		}
-	}
-	return resume
 }
