@@ -3,8 +3,6 @@ package rivals
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -12,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zklocks/zklocks/internal/freeport"
 )
 
 // Process is one running server process of a rival system. Every server
@@ -214,38 +214,12 @@ func spawnLoop(reqs <-chan spawnRequest) {
 // pickPorts is how the servers get their ports; a test may replace it.
 var pickPorts = freePorts
 
-// freePorts returns n distinct loopback ports that were free a moment ago,
-// drawn at random from 10000-19999: below the kernel's ephemeral range
-// (32768+), where outgoing connections take their source ports, and
-// below the ensembles' band (internal/ensemble draws from 20000-31999),
-// whose proxies give their ports up while a link is cut and take them
-// again when it heals: a rival server that took one in between would
-// fail a ZooKeeper test running beside it.
+// freePorts returns n distinct loopback ports of the rivals' band, apart
+// from the ensembles' (see internal/freeport), that were free a moment ago.
 func freePorts(n int) ([]int, error) {
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for len(ports) < n {
-		l, err := listenRandom()
-		if err != nil {
-			return nil, fmt.Errorf("rivals: no free loopback port: %w", err)
-		}
-		held = append(held, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ports, err := freeport.Rivals.Take(n)
+	if err != nil {
+		return nil, fmt.Errorf("rivals: %w", err)
 	}
 	return ports, nil
-}
-
-func listenRandom() (net.Listener, error) {
-	for range 200 {
-		p := 10000 + rand.IntN(10000)
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
-			return l, nil
-		}
-	}
-	return net.Listen("tcp", "127.0.0.1:0")
 }
