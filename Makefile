@@ -5,14 +5,17 @@
 #   make bench  install ZooKeeper (and, where it can, the Curator and kazoo
 #               clients) if missing, then the side-by-side benchmark
 #               (into results/; make bench-docs refreshes docs/results)
+#   make bench-rivals  ZooKeeper's lock beside etcd, Redis, Redlock and
+#               PostgreSQL locks (into results/rivals.md)
 #   make docs-check  the docs' quotes, links and names against the source
 #               (part of make test too; -update: see internal/docscheck)
 
 GO           ?= go
 TEST_TIMEOUT ?= 14m
 BENCH_FLAGS  ?=
+RIVALS_FLAGS ?=
 
-.PHONY: test bench bench-docs docs-check install-zookeeper install-peers install-rivals ensemble-up ensemble-down ensemble-status lint
+.PHONY: test bench bench-docs bench-rivals docs-check install-zookeeper install-peers install-rivals ensemble-up ensemble-down ensemble-status lint
 
 # internal/faulttest runs without the race detector: it kills leaders and
 # cuts clients off on purpose, and every reconnect with watches set can
@@ -34,7 +37,6 @@ RESULTS      ?= results
 # they cannot, zklocks bench leaves their rows out and says why.
 bench: install-zookeeper
 	@./scripts/install-peers.sh || echo "make bench: going on without the peers that could not be installed"
-	@./scripts/install-rivals.sh || echo "make bench: going on without the rival servers that could not be installed"
 	@mkdir -p $(RESULTS)
 	$(GO) test -run '^$$' -bench 'BenchmarkReentry' -benchtime 200x ./reentrant/ | tee $(RESULTS)/reentry.txt
 	$(GO) run ./cmd/zklocks bench -out $(RESULTS) $(BENCH_FLAGS)
@@ -42,6 +44,15 @@ bench: install-zookeeper
 
 bench-docs:
 	$(MAKE) bench RESULTS=docs/results
+
+# The notes' comparison, run: zklocks' sequential lock on a ZooKeeper
+# ensemble beside etcd, Redis, Redlock and PostgreSQL locks, each on
+# servers of its own, in rounds they take in turns (about 3 minutes). A
+# target of its own so that make bench stays at its ten minutes and the
+# comparison can be run alone.
+bench-rivals: install-zookeeper install-rivals
+	@mkdir -p $(RESULTS)
+	$(GO) run ./cmd/zklocks rivals -out $(RESULTS)/rivals.md $(RIVALS_FLAGS)
 
 # No ZooKeeper needed: it reads files only. To rewrite drifted quotes and
 # line numbers from the source: go test ./internal/docscheck -update

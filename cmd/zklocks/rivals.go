@@ -15,13 +15,14 @@ import (
 	"time"
 
 	"github.com/zklocks/zklocks/bench"
+	"github.com/zklocks/zklocks/internal/ensemble"
 	"github.com/zklocks/zklocks/internal/rivals"
 )
 
 func init() {
 	register(command{
 		name:    "rivals",
-		summary: "measure the rival locks (etcd, Redis, Redlock, PostgreSQL) on servers of their own",
+		summary: "measure the rival locks (etcd, Redis, Redlock, PostgreSQL) beside ZooKeeper's, each on servers of its own",
 		run:     runRivals,
 	})
 }
@@ -30,7 +31,9 @@ const rivalsUsage = `usage: zklocks rivals [flags]
 
 Starts the rival lock servers on loopback (a three-member etcd cluster,
 one Redis, five Redis for Redlock, one PostgreSQL; installed by
-scripts/install-rivals.sh) and measures each rival lock (internal/rivals)
+scripts/install-rivals.sh) and a three-member ZooKeeper ensemble, and
+measures each rival lock (internal/rivals) beside zklocks' sequential lock
+("zookeeper")
 with N contenders, each with a client of its own, all on one lock: the
 throughput and the handoff and acquire latencies, in rounds the systems
 take in turns, reported as medians over the rounds with 95% intervals
@@ -51,7 +54,7 @@ type rivalsFlags struct {
 	out      string
 }
 
-var allRivals = []rivals.System{rivals.SystemEtcd, rivals.SystemRedis, rivals.SystemRedlock,
+var allRivals = []rivals.System{systemZK, rivals.SystemEtcd, rivals.SystemRedis, rivals.SystemRedlock,
 	rivals.SystemPGSession, rivals.SystemPGXact}
 
 func parseRivalsFlags(args []string, stderr io.Writer) (rivalsFlags, error) {
@@ -108,6 +111,7 @@ func parseRivalsFlags(args []string, stderr io.Writer) (rivalsFlags, error) {
 // rivalServers are the servers one run started, and how to open a
 // Locker of each system on them.
 type rivalServers struct {
+	zk      *ensemble.Ensemble
 	etcd    *rivals.Etcd
 	redis   *rivals.Redis
 	redlock []*rivals.Redis
@@ -115,6 +119,9 @@ type rivalServers struct {
 }
 
 func (s *rivalServers) close() {
+	if s.zk != nil {
+		s.zk.Close()
+	}
 	if s.etcd != nil {
 		s.etcd.Close()
 	}
@@ -135,6 +142,10 @@ func (s *rivalServers) start(ctx context.Context, system rivals.System) error {
 	defer cancel()
 	var err error
 	switch system {
+	case systemZK:
+		if s.zk == nil {
+			s.zk, err = startZK(ctx)
+		}
 	case rivals.SystemEtcd:
 		if s.etcd == nil {
 			s.etcd, err = rivals.StartEtcd(ctx)
@@ -157,6 +168,8 @@ func (s *rivalServers) start(ctx context.Context, system rivals.System) error {
 
 func (s *rivalServers) open(ctx context.Context, system rivals.System, lock string, o rivals.Options) (rivals.Locker, error) {
 	switch system {
+	case systemZK:
+		return newZKLock(ctx, s.zk.Servers(), lock)
 	case rivals.SystemEtcd:
 		return rivals.NewEtcdLock(ctx, s.etcd.Endpoints(), lock, o)
 	case rivals.SystemRedis:
@@ -176,6 +189,7 @@ func (s *rivalServers) open(ctx context.Context, system rivals.System, lock stri
 
 // durableUnits names what durable reads for each system.
 var durableUnits = map[rivals.System]string{
+	systemZK:               "quorum writes",
 	rivals.SystemEtcd:      "Raft entries",
 	rivals.SystemRedis:     "AOF bytes",
 	rivals.SystemRedlock:   "AOF bytes, 5 servers",
@@ -189,6 +203,8 @@ func (s *rivalServers) durable(ctx context.Context, system rivals.System) (float
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	switch system {
+	case systemZK:
+		return zkProposals(s.zk)
 	case rivals.SystemEtcd:
 		n, err := s.etcd.RaftIndex(ctx)
 		return float64(n), err

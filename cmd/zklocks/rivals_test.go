@@ -19,7 +19,7 @@ func TestRivalsFlags(t *testing.T) {
 		t.Errorf("defaults: %+v", f)
 	}
 	for _, args := range [][]string{
-		{"-systems", "zookeeper"}, {"-systems", ","}, {"-n", "0"}, {"-rounds", "0"}, {"-duration", "0s"}, {"-idle", "-1s"}, {"extra"},
+		{"-systems", "consul"}, {"-systems", ","}, {"-n", "0"}, {"-rounds", "0"}, {"-duration", "0s"}, {"-idle", "-1s"}, {"extra"},
 	} {
 		var ue usageError
 		if _, err := parseRivalsFlags(args, &bytes.Buffer{}); !errors.As(err, &ue) {
@@ -28,14 +28,14 @@ func TestRivalsFlags(t *testing.T) {
 	}
 }
 
-// TestRivalsRun runs two systems briefly and reads the table. A server
+// TestRivalsRun runs ZooKeeper and two rivals briefly and reads the table. A server
 // that cannot start is a failed test (it says how to install it), and a
 // skip under -short.
 func TestRivalsRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"rivals", "-systems", "redis,postgres-xact", "-n", "1,2", "-rounds", "2", "-duration", "100ms"},
+	code := run(ctx, []string{"rivals", "-systems", "zookeeper,redis,postgres-xact", "-n", "1,2", "-rounds", "2", "-duration", "100ms"},
 		&stdout, &stderr)
 	if strings.Contains(stdout.String(), "left out") || code != 0 {
 		msg := fmt.Sprintf("zklocks rivals: status %d\n", code) + stdout.String() + stderr.String() +
@@ -45,7 +45,7 @@ func TestRivalsRun(t *testing.T) {
 		}
 		t.Fatal(msg)
 	}
-	for _, row := range []string{"| redis | 1 |", "| redis | 2 |", "| postgres-xact | 2 |", "AOF bytes |", "WAL bytes |"} {
+	for _, row := range []string{"| zookeeper | 2 |", "quorum writes |", "| redis | 1 |", "| redis | 2 |", "| postgres-xact | 2 |", "AOF bytes |", "WAL bytes |"} {
 		if !strings.Contains(stdout.String(), row) {
 			t.Errorf("no row %q in\n%s", row, stdout.String())
 		}
