@@ -9,8 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
+
+type quietLog struct{}
+
+func (quietLog) Printf(context.Context, string, ...any) {}
 
 // The servers are started once per test binary, on first use, and
 // stopped by TestMain: starting a cluster per test would cost more than
@@ -27,6 +32,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The frozen-holder test runs this binary again as its first holder.
+	if os.Getenv(holderEnv) != "" {
+		os.Exit(holderMain())
+	}
+	// go-redis logs every refused dial; the fault tests kill servers on
+	// purpose and check what the clients return instead.
+	redis.SetLogger(quietLog{})
 	code := m.Run()
 	var errs []error
 	if sharedEtcd != nil {

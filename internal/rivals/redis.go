@@ -38,6 +38,8 @@ type Redis struct {
 
 	dir       string
 	clockFile string
+	bin       string
+	env       []string // nil: this process's environment
 }
 
 // redisServer is the program StartRedis runs; a test may point it
@@ -69,7 +71,7 @@ func startRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	r := &Redis{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: dir}
+	r := &Redis{Addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: dir, bin: bin}
 	conf := fmt.Sprintf(`bind 127.0.0.1
 port %d
 dir %s
@@ -83,8 +85,6 @@ save ""
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("rivals: %w", err)
 	}
-	cmd := exec.Command(bin, filepath.Join(dir, "redis.conf"))
-	cmd.Dir = dir
 	if cfg.FakeClock {
 		r.clockFile = filepath.Join(dir, "faketime")
 		if err := r.SetClockOffset(cfg.ClockOffset); err != nil {
@@ -93,19 +93,49 @@ save ""
 		}
 		// FAKETIME_NO_CACHE makes every clock reading look at the file,
 		// so a jump takes effect at the server's next reading.
-		cmd.Env = append(os.Environ(), "LD_PRELOAD="+preload,
+		r.env = append(os.Environ(), "LD_PRELOAD="+preload,
 			"FAKETIME_TIMESTAMP_FILE="+r.clockFile, "FAKETIME_NO_CACHE=1")
 	}
-	name := "redis " + r.Addr
-	if r.Process, err = launch(name, filepath.Join(dir, "redis.log"), syscall.SIGTERM, cmd); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	if err := r.waitReady(ctx); err != nil {
-		r.Close()
+	if err := r.serve(ctx); err != nil {
+		if r.Process == nil {
+			os.RemoveAll(dir)
+		} else {
+			r.Close()
+		}
 		return nil, err
 	}
 	return r, nil
+}
+
+// serve runs the server on its configuration and waits until it answers.
+// A server that starts but does not answer is stopped again.
+func (r *Redis) serve(ctx context.Context) error {
+	cmd := exec.Command(r.bin, filepath.Join(r.dir, "redis.conf"))
+	cmd.Dir = r.dir
+	cmd.Env = r.env
+	p, err := launch("redis "+r.Addr, filepath.Join(r.dir, "redis.log"), syscall.SIGTERM, cmd)
+	if err != nil {
+		return err
+	}
+	r.Process = p
+	if err := r.waitReady(ctx); err != nil {
+		p.Stop()
+		return err
+	}
+	return nil
+}
+
+// Restart starts a killed or stopped server again, on its port and with
+// its directory and configuration, so that it reads its append-only file
+// back as a Redis that crashed and came back does: it holds again what
+// the file held, expiry times included (the file keeps them absolute). A
+// port taken in the meantime fails the restart, since the clients know
+// only that address.
+func (r *Redis) Restart(ctx context.Context) error {
+	if r.running() {
+		return fmt.Errorf("rivals: %s: Restart of a server that still runs", r.Name)
+	}
+	return r.serve(ctx)
 }
 
 // waitReady asks PING on a bare connection until the answer comes: a
