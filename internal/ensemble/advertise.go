@@ -2,12 +2,14 @@ package ensemble
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // An advertiser stands between the election proxies of every way to one
@@ -37,8 +39,13 @@ type advertiser struct {
 }
 
 // initialMessageMax bounds the address a dialler may send, as the
-// servers do (they refuse longer ones).
-const initialMessageMax = 4096
+// servers do (InitialMessage.parse takes 1 to 2048 bytes).
+const initialMessageMax = 2048
+
+// initialMessageWait bounds the wait for a dialler's first message; a
+// member sends it as soon as it connects, but through a silent way it
+// never comes.
+const initialMessageWait = 10 * time.Second
 
 func newAdvertiser(upstream string) (*advertiser, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -80,6 +87,14 @@ func (a *advertiser) accept() {
 func (a *advertiser) serve(down net.Conn) {
 	defer a.wg.Done()
 	defer a.untrack(down)
+	// The message first, then the member: a dialler that never speaks
+	// (a silent way) costs no connection to the member.
+	in := bufio.NewReader(down)
+	var hello bytes.Buffer
+	if down.SetReadDeadline(time.Now().Add(initialMessageWait)) != nil || a.rewrite(in, &hello) != nil ||
+		down.SetReadDeadline(time.Time{}) != nil {
+		return
+	}
 	up, err := net.Dial("tcp", a.upstream)
 	if err != nil {
 		return // the member is down: the dialler sees the close, as it would a refusal
@@ -89,8 +104,7 @@ func (a *advertiser) serve(down net.Conn) {
 		return
 	}
 	defer a.untrack(up)
-	in := bufio.NewReader(down)
-	if err := a.rewrite(in, up); err != nil {
+	if _, err := up.Write(hello.Bytes()); err != nil {
 		return
 	}
 	var copies sync.WaitGroup
@@ -125,7 +139,7 @@ func (a *advertiser) rewrite(in io.Reader, out io.Writer) error {
 	}
 	sid := int64(binary.BigEndian.Uint64(sidLen[:8]))
 	n := int32(binary.BigEndian.Uint32(sidLen[8:]))
-	if n < 0 || n > initialMessageMax {
+	if n <= 0 || n > initialMessageMax {
 		return fmt.Errorf("ensemble: election message with an address of %d bytes", n)
 	}
 	addr := make([]byte, n)
