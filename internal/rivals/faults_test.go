@@ -484,11 +484,13 @@ func testKilledEtcdLeader(t *testing.T) {
 		cannotStart(t, "the etcd cluster", err)
 	}
 	closeServerLater(t, e)
-	// Longer than the other tests' leases: the new leader renews every
-	// lease for one more TTL as it takes over, and the holder's next
-	// keep-alive has to find it within that, through a client that lost
-	// its connection to the dead member, on a machine loaded by the
-	// election itself.
+	// Longer than the other tests' leases: the etcd client gives a lease
+	// up, stops renewing it and ends its session, once no keep-alive has
+	// been answered for one TTL (clientv3's lessor.deadlineLoop), and an
+	// election here plus the client's reconnection take most of 2 s. With
+	// 2 s leases one of the two clients lost its lease in each of four
+	// runs: the holder's once (the waiter got in while it held), the
+	// waiter's three times.
 	const ttl = 5 * time.Second
 	hist := newWallHistory()
 	openEtcd := func() *EtcdLock {
