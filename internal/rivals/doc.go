@@ -43,10 +43,14 @@
 // postgres system user (or nobody), which then owns its directory.
 //
 // The fault tests use Process's hooks on any one server: Pause and Resume
-// (SIGSTOP and SIGCONT to its process group), Kill (SIGKILL) and Stop. A
-// Redis started with RedisConfig.FakeClock runs under libfaketime, with
-// glibc's allocator in front of Debian's jemalloc (the two cannot start
-// together otherwise), and SetClockOffset moves its clock while it runs.
+// (SIGSTOP and SIGCONT to its process group), Kill (SIGKILL) and Stop;
+// Redis.Restart brings a killed Redis back on its port and directory, to
+// read its append-only file as a crashed server does. A Redis started
+// with RedisConfig.FakeClock runs under libfaketime, with glibc's
+// allocator in front of Debian's jemalloc (the two cannot start together
+// otherwise), and SetClockOffset moves its clock while it runs. The fault
+// tests (faults_test.go) run a frozen holder in a child process, this
+// test binary again, and log one RIVALFAULT line per system and fault.
 //
 // # Measuring
 //
