@@ -6,7 +6,7 @@
 #               clients) if missing, then the side-by-side benchmark
 #               (into results/; make bench-docs refreshes docs/results)
 #   make bench-rivals  ZooKeeper's lock beside etcd, Redis, Redlock and
-#               PostgreSQL locks (into results/rivals.md)
+#               PostgreSQL locks (into results/rivals-bench.md)
 #   make docs-check  the docs' quotes, links and names against the source
 #               (part of make test too; -update: see internal/docscheck)
 
@@ -52,7 +52,7 @@ bench-docs:
 # comparison can be run alone.
 bench-rivals: install-zookeeper install-rivals
 	@mkdir -p $(RESULTS)
-	$(GO) run ./cmd/zklocks rivals -out $(RESULTS)/rivals.md $(RIVALS_FLAGS)
+	$(GO) run ./cmd/zklocks rivals -out $(RESULTS)/rivals-bench.md $(RIVALS_FLAGS)
 
 # No ZooKeeper needed: it reads files only. To rewrite drifted quotes and
 # line numbers from the source: go test ./internal/docscheck -update
