@@ -1,9 +1,10 @@
 package main
 
-// zklocks demo: small live demonstrations on a real ensemble. Each demo
-// lives in its own file (demo_fencing.go, demo_herd.go) and shares what
-// is here: the dispatch, the server flags and the choice of ensemble, and
-// the printer of timestamped lines.
+// zklocks demo: small live demonstrations on a real ensemble (pause: on
+// the rivals' servers too). Each demo lives in its own file
+// (demo_fencing.go, demo_herd.go, demo_pause.go) and shares what is here:
+// the dispatch, the server flags and the choice of ensemble, and the
+// printer of timestamped lines.
 
 import (
 	"context"
@@ -19,7 +20,7 @@ import (
 )
 
 func init() {
-	register(command{name: "demo", summary: "live demonstrations: fencing (a paused holder and fencing tokens), herd (whom a release wakes)", run: runDemo})
+	register(command{name: "demo", summary: "live demonstrations: fencing (a paused holder and fencing tokens), herd (whom a release wakes), pause (a frozen holder on etcd, Redis, Redlock, PostgreSQL or ZooKeeper)", run: runDemo})
 }
 
 // demo is one demonstration: run gets the arguments after its name.
@@ -34,6 +35,7 @@ type demo struct {
 var demos = map[string]demo{
 	"fencing": {"fencing", "Kleppmann's scenario: a paused holder, a fenced and an unfenced store", runFencing},
 	"herd":    {"herd", "who each release wakes: naive (every waiter) against sequential (one)", runHerd},
+	"pause":   {"pause", "a holder frozen past its TTL on one system: -system zk|etcd|redis|redlock|postgres", runPause},
 }
 
 func demoUsage(w io.Writer) {
@@ -53,9 +55,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) > 0 && args[0] == "fencing-holder" { // the fencing demo's child, not listed
 		return fencingHolder(args[1:], stdout)
 	}
+	if len(args) > 0 && args[0] == "pause-holder" { // the pause demo's child, not listed
+		return pauseHolder(stdout)
+	}
 	if len(args) == 0 {
 		demoUsage(stderr)
-		return usageError{"which demo? (fencing, herd)"}
+		return usageError{"which demo? (fencing, herd, pause)"}
 	}
 	if isHelp(args[0]) {
 		demoUsage(stderr)

@@ -49,8 +49,12 @@
 // with RedisConfig.FakeClock runs under libfaketime, with glibc's
 // allocator in front of Debian's jemalloc (the two cannot start together
 // otherwise), and SetClockOffset moves its clock while it runs. The fault
-// tests (faults_test.go) run a frozen holder in a child process, this
-// test binary again, and log one RIVALFAULT line per system and fault.
+// tests (faults_test.go) log one RIVALFAULT line per system and fault.
+//
+// A holder to freeze runs in a child process (StartHolder, RunHolder in
+// the child), so that SIGSTOP stops all of its client, keep-alives
+// included: the fault tests run this test binary again, zklocks demo
+// pause runs zklocks again.
 //
 // # Measuring
 //
