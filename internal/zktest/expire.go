@@ -57,17 +57,48 @@ func ExpireSession(t testing.TB, conn *zk.Conn) {
 type SessionProbe struct{ path string }
 
 // NewSessionProbe creates a probe for conn's current session.
+//
+// A create that meets a lost connection is tried again: go-zookeeper
+// drops the connection, and fails every request in flight with
+// zk.ErrConnectionClosed, when a reply takes more than two thirds of the
+// session timeout, which a fresh member on a loaded machine can take at
+// the short timeouts of the fault tests. The session itself lives on,
+// and the probe is only made for it: the retry stops if the session
+// changed.
 func NewSessionProbe(t testing.TB, conn *zk.Conn) *SessionProbe {
 	t.Helper()
-	acl := zk.WorldACL(zk.PermAll)
-	if _, err := conn.Create(Root, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		t.Fatalf("zktest: session probe: create %s: %v", Root, err)
-	}
-	path := fmt.Sprintf("%s/session-probe-%016x-%s", Root, conn.SessionID(), randomHex(4))
-	if _, err := conn.Create(path, nil, zk.FlagEphemeral, acl); err != nil {
-		t.Fatalf("zktest: session probe: create %s: %v", path, err)
+	sid := conn.SessionID()
+	path := fmt.Sprintf("%s/session-probe-%016x-%s", Root, sid, randomHex(4))
+	for _, p := range []struct {
+		path  string
+		flags int32
+	}{{Root, 0}, {path, zk.FlagEphemeral}} {
+		if err := createForSession(conn, sid, p.path, p.flags); err != nil {
+			t.Fatalf("zktest: session probe: create %s: %v", p.path, err)
+		}
 	}
 	return &SessionProbe{path: path}
+}
+
+// createForSession creates path with conn, counting an existing node as
+// created (Root is shared; the probe's name is unique, so finding it
+// after a lost reply means our create went through).
+func createForSession(conn *zk.Conn, sid int64, path string, flags int32) error {
+	deadline := time.Now().Add(sessionWait)
+	for {
+		_, err := conn.Create(path, nil, flags, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil || errors.Is(err, zk.ErrNodeExists):
+			return nil
+		case !errors.Is(err, zk.ErrConnectionClosed):
+			return err
+		case conn.SessionID() != sid:
+			return fmt.Errorf("%w (and the session 0x%x is gone)", err, sid)
+		case time.Now().After(deadline):
+			return fmt.Errorf("%w (still, after %v)", err, sessionWait)
+		}
+		time.Sleep(50 * time.Millisecond) // let the client reconnect
+	}
 }
 
 // WaitExpired blocks until the probe's session has expired, as watcher (a
