@@ -10,4 +10,10 @@
 // ours only with extra_lock_patterns=["-lock-"], and Curator and kazoo do
 // not honour each other. TestMixedClients runs the safe pairs as tests and
 // the unsafe ones as measurements, logging the overlaps they produce.
+//
+// The election likewise: Curator's LeaderLatch and our election take
+// turns on one path (TestMixedElections); kazoo's Election, which is
+// kazoo's Lock with no extra patterns, does not see our candidates while
+// they see its, and TestKazooElection shows the two leaders that follows,
+// beside kazoo's Lock told of "-latch-", which takes turns with ours.
 package interop

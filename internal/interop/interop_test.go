@@ -96,9 +96,14 @@ func TestMixedClients(t *testing.T) {
 // on one new path until the peers are done, and returns the merged history.
 func mix(t *testing.T, servers string, v *ours, p peer, p2 *peer) locktest.History {
 	t.Helper()
+	return mixAt(t, servers, zktest.LockPath(t), v, p, p2)
+}
+
+// mixAt is mix on the given path.
+func mixAt(t *testing.T, servers, path string, v *ours, p peer, p2 *peer) locktest.History {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	path := zktest.LockPath(t)
 	base := time.Now().UnixNano()
 	at := func(ns int64) time.Duration { return time.Duration(ns - base) }
 

@@ -35,10 +35,15 @@ const debianPython = "/usr/bin/python3"
 const installHint = "run scripts/install-peers.sh (make test does), or: sudo apt-get install python3-kazoo libcurator-recipes-java"
 
 func kazooPeer(extraPatterns bool) peer {
-	name := "kazoo"
 	if extraPatterns {
-		name = "kazoo+extra_lock_patterns"
+		return kazooDriver("kazoo+extra_lock_patterns", "--extra-lock-patterns=-lock-") // "=": argparse takes a lone "-lock-" for an option
 	}
+	return kazooDriver("kazoo")
+}
+
+// kazooDriver runs bench/peers/kazoo/lock_driver.py, given extra
+// arguments: which recipe of kazoo's, and how it is told to see ours.
+func kazooDriver(name string, extra ...string) peer {
 	return peer{name: name, command: func(t *testing.T, servers, path string, contenders, holds int, hold time.Duration) *exec.Cmd {
 		if err := exec.Command(debianPython, "-c", "import kazoo").Run(); err != nil {
 			t.Fatalf("kazoo is not installed for %s (%v): %s", debianPython, err, installHint)
@@ -46,10 +51,7 @@ func kazooPeer(extraPatterns bool) peer {
 		args := []string{filepath.Join(root(t), "bench/peers/kazoo/lock_driver.py"),
 			"--servers", servers, "--path", path, "--contenders", strconv.Itoa(contenders),
 			"--holds", strconv.Itoa(holds), "--hold-ms", strconv.FormatFloat(float64(hold)/float64(time.Millisecond), 'f', 3, 64)}
-		if extraPatterns {
-			args = append(args, "--extra-lock-patterns=-lock-") // "=": argparse takes a lone "-lock-" for an option
-		}
-		return exec.Command(debianPython, args...)
+		return exec.Command(debianPython, append(args, extra...)...)
 	}}
 }
 

@@ -1,5 +1,5 @@
-"""Runs contenders of kazoo's Lock (with --permits, of its Semaphore) on
-one lock path and prints each hold.
+"""Runs contenders of kazoo's Lock (with --permits, of its Semaphore; with
+--latch, of its Election) on one lock path and prints each hold.
 
 One line per hold on stdout, for the Go harness to read:
 
@@ -18,7 +18,7 @@ Usage: lock_driver.py --servers H:P,... --path /lock --contenders N
        --holds K [--hold-ms MS] [--extra-lock-patterns -lock-]
        [--duration-ms D | --acquisitions A] [--idle-ms I]
        [--session-timeout S] [--requested] [--round-robin] [--control]
-       [--warmup-ms W] [--hold-locks N]
+       [--warmup-ms W] [--hold-locks N] [--permits P | --latch]
 
 Each contender makes K acquisitions, unless --duration-ms (contenders stop
 asking for the lock D ms after the start; a waiter already queued still
@@ -38,6 +38,11 @@ contend for W ms on --path first, unreported, before "ready".
 the first session, after "ready" and a "take" line on stdin, it acquires N
 locks, one per path (--path/l0, --path/l1, ...), says "held", and after a
 "release" line releases them and says "released".
+
+--latch makes each hold a term of kazoo's Election, as the Curator
+driver's --latch does with LeaderLatch: a contender runs for leader with
+Election.run, and the function it runs as leader is the hold. kazoo's
+Election is its Lock underneath, so it takes no --extra-lock-patterns.
 """
 
 import argparse
@@ -97,17 +102,30 @@ def contender(i, client, args, path, start, stop, report):
         if not data:
             client.set(path, str(args.permits).encode("utf-8"))
         lock = client.Semaphore(path, "kazoo-%d" % i, max_leases=args.permits)
+    elif args.latch:
+        election = client.Election(path, "kazoo-%d" % i)
     else:
         lock = client.Lock(path, "kazoo-%d" % i, extra_lock_patterns=patterns)
     start.wait()
     done = 0
     while stop.again(done):
         requested = time.time_ns()
-        lock.acquire()
-        acquired = time.time_ns()
-        time.sleep(args.hold_ms / 1000.0)
-        released = time.time_ns()
-        lock.release()
+        if args.latch:
+            term = []
+
+            def lead():
+                term.append(time.time_ns())
+                time.sleep(args.hold_ms / 1000.0)
+                term.append(time.time_ns())
+
+            election.run(lead)  # returns once the term is over
+            acquired, released = term
+        else:
+            lock.acquire()
+            acquired = time.time_ns()
+            time.sleep(args.hold_ms / 1000.0)
+            released = time.time_ns()
+            lock.release()
         if report:
             times = (requested, acquired, released) if args.requested else (acquired, released)
             say("hold kazoo-%d %s" % (i, " ".join(str(t) for t in times)))
@@ -208,7 +226,11 @@ def main():
     p.add_argument("--hold-locks", type=int, default=-1)
     p.add_argument("--permits", type=int, default=0,
                    help="take permits of kazoo's Semaphore with this many leases instead of the Lock")
+    p.add_argument("--latch", action="store_true",
+                   help="each hold is a term of kazoo's Election instead of a hold of the Lock")
     args = p.parse_args()
+    if args.latch and (args.permits > 0 or args.extra_lock_patterns):
+        p.error("--latch takes neither --permits nor --extra-lock-patterns: kazoo's Election has no such option")
 
     clients = connect(args)
     if args.hold_locks >= 0:
