@@ -15,8 +15,9 @@ func TestGiveUpMarginHasAFloor(t *testing.T) {
 		lease, want time.Duration
 	}{
 		{MinLease, giveUpFloor},
-		{400 * time.Millisecond, giveUpFloor},
-		{time.Second, 50 * time.Millisecond},
+		{time.Second, giveUpFloor},
+		{2 * time.Second, giveUpFloor},
+		{4 * time.Second, 200 * time.Millisecond},
 		{10 * time.Second, 500 * time.Millisecond},
 	} {
 		got := giveUpMargin(tc.lease)

@@ -28,12 +28,11 @@ var (
 	ErrLeaseExpired = errors.New("lease not renewed in time")
 )
 
-// MinLease is the shortest lease WithLease accepts. A renewal every
-// MinLease/3 is already one quorum write every 33ms per holder, and the
-// holder keeps at least 20ms of every lease in hand for late timers and
-// ZooKeeper's millisecond timestamps: at MinLease it gives up after 80ms
-// without a renewal, room for two renewals to fail in a row.
-const MinLease = 100 * time.Millisecond
+// MinLease is the shortest lease WithLease accepts. The holder keeps at
+// least 100ms of every lease in hand for a late timer (see giveUpFloor),
+// and must still let two renewals, lease/3 apart, fail in a row before it
+// gives up: at MinLease it gives up 400ms after its last renewal.
+const MinLease = 500 * time.Millisecond
 
 // WithLease gives every hold of this Mutex a lease of d (whole
 // milliseconds, at least MinLease): the holder records d in its node,
