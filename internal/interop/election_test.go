@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,10 +54,11 @@ func kazooElectionPeer() peer { return kazooDriver("kazoo-election", "--latch") 
 // unless extra_lock_patterns names others, and Election passes none on.
 // So kazoo's Election does not see this module's candidates ("-latch-"),
 // while they see its: the two can not share a path. The first two
-// subtests show each half of that, one term each; the third measures a
-// mixed run; the last runs the pair that can share a path, kazoo's Lock
-// told of "-latch-" (a Python candidate written as the Election is, on
-// the Lock) beside our election.
+// subtests show each half of that, one term each; the third measures the
+// failover from a frozen kazoo leader to ours, the fourth a mixed run;
+// the last runs the pair that can share a path, kazoo's Lock told of
+// "-latch-" (a Python candidate written as the Election is, on the Lock)
+// beside our election.
 func TestKazooElection(t *testing.T) {
 	servers := strings.Join(zktest.Servers(t), ",")
 	conn := zktest.Connect(t)
@@ -133,6 +135,55 @@ func TestKazooElection(t *testing.T) {
 			t.Errorf("our candidate led %v before kazoo's term ended: it did not wait for kazoo's node",
 				time.Duration(theirs[0].release-ourEnter))
 		}
+		if err := e.Resign(ctx); err != nil {
+			t.Error(err)
+		}
+		left(t, conn, path)
+	})
+
+	// kazoo's leader frozen (SIGSTOP) with our candidate queued behind
+	// it: ours leads once the servers expire kazoo's session. A
+	// measurement beside faulttest's TestElectionFailover, where the
+	// frozen leader is ours: the failover is the servers' expiry of the
+	// leader's session, whichever client the leader runs.
+	t.Run("kazoo-leader-frozen", func(t *testing.T) {
+		const st = time.Second
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		path := zktest.LockPath(t)
+		cmd := kazooElectionPeer().command(t, servers, path, 1, 1, time.Minute)
+		cmd.Args = append(cmd.Args, "--session-timeout", strconv.FormatFloat(st.Seconds(), 'f', -1, 64))
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("kazoo driver: %v (%s)", err, installHint)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		if err := awaitChild(ctx, conn, path, "__lock__"); err != nil {
+			t.Fatalf("kazoo's candidate never appeared on %s: %v", path, err)
+		}
+		e, err := election.New(session(conn), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		elected := make(chan error, 1)
+		go func() { elected <- e.Campaign(ctx, []byte("ours")) }()
+		if err := awaitChild(ctx, conn, path, "-latch-"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-elected:
+			t.Fatalf("our candidate's Campaign returned (%v) while kazoo's candidate led", err)
+		default:
+		}
+		stopAt := time.Now()
+		if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-elected; err != nil {
+			t.Fatalf("our candidate behind the frozen kazoo leader: %v", err)
+		}
+		failover := time.Since(stopAt)
+		t.Logf("FAILOVER leader=kazoo-election fault=paused session=%v failover=%v ratio=%.2f",
+			st, failover.Round(time.Millisecond), failover.Seconds()/st.Seconds())
 		if err := e.Resign(ctx); err != nil {
 			t.Error(err)
 		}
