@@ -34,7 +34,7 @@ func (q *Queue) AwaitGone(ctx context.Context, n *Node, l Line, hooks ...WhileWa
 				return !ok && err == nil, err // !ok: gone already
 			}
 		}
-		again, err := callHooks(ctx, n, l, hooks)
+		again, err := q.callHooks(ctx, n, l, hooks)
 		if err != nil {
 			return false, err
 		}
@@ -91,14 +91,19 @@ func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, e
 	}
 }
 
-// callHooks calls the wait hooks; the soonest again wins.
-func callHooks(ctx context.Context, n *Node, l Line, hooks []WhileWaiting) (time.Duration, error) {
+// callHooks calls the wait hooks; the soonest again wins. A hook that
+// failed because our session ended (its request met the expiry, or met
+// our node already gone with it) fails the wait as the session's loss,
+// the error every other step of the wait would have given.
+func (q *Queue) callHooks(ctx context.Context, n *Node, l Line, hooks []WhileWaiting) (time.Duration, error) {
 	var soonest time.Duration
 	for _, h := range hooks {
 		again, err := h(ctx, Wait{Head: l.Head, Self: n.path, Pred: l.Pred, PredData: n.predData, PredStat: n.predStat, Second: l.Second()})
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return 0, ctx.Err()
+		case err != nil && n.mon.Err() != nil:
+			return 0, q.lost(n.mon.Err())
 		case err != nil:
 			return 0, fmt.Errorf("wait hook: %w", err)
 		case again == ListNow:

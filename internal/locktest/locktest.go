@@ -109,6 +109,7 @@ func Run(t *testing.T, v Variant) {
 		{"Cancel", s.testCancel},
 		{"CrashRelease", s.testCrashRelease},
 		{"DoneOnLoss", s.testDoneOnLoss},
+		{"WaiterLoss", s.testWaiterLoss},
 		{"DoneOnUnlock", s.testDoneOnUnlock},
 		{"BadInput", s.testBadInput},
 		{"NotLocked", s.testNotLocked},

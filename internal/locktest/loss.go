@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
@@ -180,4 +182,30 @@ func (s *suite) testDoneOnUnlock(t *testing.T) {
 	if tok := c.l.Token(); tok != 0 {
 		t.Errorf("Token() = %d after Unlock, want 0", tok)
 	}
+}
+
+// testWaiterLoss: a waiter whose own session expires while it waits (its
+// watch, or the read before it, in flight) gives up with ErrLockLost
+// wrapping zk.ErrSessionExpired, whichever request met the expiry first,
+// instead of waiting on a watch that the servers dropped with the session.
+// The same lock works again on the connection's new session.
+func (s *suite) testWaiterLoss(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	h := s.newClient(t, path, 0)
+	w := s.newClient(t, path, ExpirySessionTimeout)
+	mustLock(t, ctx, "holder", h.l)
+	res, _ := s.lockQueued(t, ctx, ctx, h.conn, path, w)
+
+	zktest.ExpireSession(t, w.conn)
+	r := AwaitLock(t, res, lossSlack+5*time.Second, "waiter after its session expired")
+	if !errors.Is(r.Err, zklocks.ErrLockLost) || !errors.Is(r.Err, zk.ErrSessionExpired) {
+		t.Fatalf("waiter: Lock after its session expired: %v, want %v wrapping %v", r.Err, zklocks.ErrLockLost, zk.ErrSessionExpired)
+	}
+	t.Logf("waiter: %v", r.Err)
+	s.requireNoNodes(t, w.conn, path, w, "the waiter's expiry")
+
+	mustUnlock(t, ctx, "holder", h.l)
+	mustLock(t, ctx, "waiter (new session)", w.l)
+	mustUnlock(t, ctx, "waiter (new session)", w.l)
 }
