@@ -61,7 +61,19 @@
 //     terms had two leaders. Named so, candidates of both on one path
 //     take turns: TestMixedElections (internal/interop) checks the merged
 //     history, about 350 terms with none overlapping. Curator's values are
-//     its latch ids, not ours. kazoo's Election has not been tried.
+//     its latch ids, not ours.
+//   - kazoo's Election can not share a path with this package: it is
+//     kazoo's Lock given no extra_lock_patterns, which counts only its own
+//     <uuid>__lock__<seq> names, so it leads beside our leader while our
+//     candidates wait behind its (TestKazooElection, internal/interop:
+//     66 to 107 of about 300 mixed terms had two leaders). kazoo's Lock
+//     with extra_lock_patterns=["-latch-"] takes turns with ours.
+//   - Failover takes a session timeout. A leader whose process closes its
+//     session hands over at once (2-8 ms); one killed, frozen or cut off
+//     leads in the servers' eyes until they expire its session, 1.0 to
+//     1.3 session timeouts after they last heard from it
+//     (TestElectionFailover, internal/faulttest; chapter 10 has the
+//     figures). The session timeout is the failover time.
 //
 // New(s, path, opts...) makes a candidate on s, a *zklocks.Session, and
 // sends nothing. An Election is also a zklocks.Locker (Lock is Campaign
