@@ -190,12 +190,17 @@ func TestKazooElection(t *testing.T) {
 		left(t, conn, path)
 	})
 
-	// Two candidates of each, taking turns as TestMixedElections' do: a
-	// measurement, logged; the two subtests above are the checks.
+	// Two candidates of each, taking turns as TestMixedElections' do: the
+	// one-sided blindness of the subtests above, at scale. About a third
+	// of some 300 terms had two leaders in five runs; none would mean that
+	// kazoo learnt to see our nodes, and the docs must change.
 	t.Run("mixed", func(t *testing.T) {
 		h := mix(t, servers, ourElection(), kazooElectionPeer(), nil)
-		t.Logf("election with kazoo-election: %d terms, %d double leaders (not safe, as documented)",
-			len(h), locktest.Overlaps(h))
+		n := locktest.Overlaps(h)
+		t.Logf("election with kazoo-election: %d terms, %d double leaders (not safe, as documented)", len(h), n)
+		if n == 0 {
+			t.Errorf("no double leader in %d mixed terms: kazoo's Election saw our candidates, which election/doc.go says it cannot", len(h))
+		}
 	})
 
 	// kazoo's Lock told of "-latch-" sees our candidates: terms never
