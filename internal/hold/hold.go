@@ -163,6 +163,10 @@ func (m *Monitor) Err() error {
 	}
 }
 
+// Context returns a context that ends when the hold does: for requests
+// about the hold that must not outlive it (a lease's renewal, say).
+func (m *Monitor) Context() context.Context { return m.requests }
+
 // Release ends the hold without calling it lost and waits for the watching
 // goroutine to exit.
 func (m *Monitor) Release() {

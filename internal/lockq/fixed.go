@@ -257,7 +257,7 @@ func (f *Fixed) Release(ctx context.Context, n *Node) error {
 	reason := n.mon.Err() // ErrReleased, unless the hold had ended before
 	err := f.deleteIfOurs(ctx, n)
 	if !errors.Is(reason, hold.ErrReleased) {
-		return f.q.lost(reason)
+		return f.q.cfg.holdLost(reason)
 	}
 	return err
 }

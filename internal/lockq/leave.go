@@ -38,7 +38,7 @@ func (q *Queue) Release(ctx context.Context, n *Node) error {
 		reason = hold.ErrNodeDeleted // deleted behind our back, after the monitor's last look
 	}
 	if !errors.Is(reason, hold.ErrReleased) {
-		return q.lost(reason)
+		return q.cfg.holdLost(reason)
 	}
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", n.path, err)

@@ -23,6 +23,10 @@ type Config struct {
 	// Lost is the lock's sentinel for a lost hold: the Queue's losses wrap
 	// it and the monitor's reason.
 	Lost error
+	// Evicted, when set, is what our held node deleted by another client
+	// means (the timeout lock's ErrEvicted: with a lease, only a judge
+	// deletes a holder's node); a hold's loss says it beside the reason.
+	Evicted error
 }
 
 // WhileWaiting is what a variant does while it waits (the timeout lock
@@ -166,3 +170,21 @@ func (q *Queue) FirstOf(ctx context.Context, blocks func(name string) bool) (str
 
 // lost is a loss of our node for the given reason.
 func (q *Queue) lost(reason error) error { return fmt.Errorf("%w: %w", q.cfg.Lost, reason) }
+
+// named is the reason a hold ended, as the lock names it (Evicted).
+func (c Config) named(reason error) error {
+	if c.Evicted != nil && errors.Is(reason, hold.ErrNodeDeleted) {
+		return fmt.Errorf("%w: %w", c.Evicted, reason)
+	}
+	return reason
+}
+
+// holdLost is the loss of a hold for reason: named, and wrapping Lost
+// unless it does already (a loss the lock found itself and told the
+// monitor with Lose).
+func (c Config) holdLost(reason error) error {
+	if reason = c.named(reason); errors.Is(reason, c.Lost) {
+		return reason
+	}
+	return fmt.Errorf("%w: %w", c.Lost, reason)
+}

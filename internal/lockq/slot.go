@@ -3,7 +3,6 @@ package lockq
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/zklocks/zklocks/internal/hold"
@@ -110,7 +109,7 @@ func (s *Slot) Acquire(ctx context.Context, n *Node, log *oplog.Log, locked erro
 		hl = log.Acquire(ctx, n.Path(), n.Token(), s.k.client().Conn.SessionID(), start)
 		// The loss is logged when the monitor sees it, not when the owner
 		// next looks.
-		n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), reason) })
+		n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), s.k.config().named(reason)) })
 	}
 	s.mu.Lock()
 	s.state, s.lost, s.log = slotHeld, nil, hl
@@ -226,7 +225,7 @@ func (s *Slot) LostLocked() error {
 		return nil
 	}
 	if err := s.cur.Monitor().Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
-		return fmt.Errorf("%w: %w", s.k.config().Lost, err)
+		return s.k.config().holdLost(err)
 	}
 	return nil
 }
