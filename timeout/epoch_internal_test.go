@@ -34,7 +34,7 @@ func TestJudgeComparesMtimesOfOneEpochOnly(t *testing.T) {
 		{"stopped head, a lease after the first probe", []int64{renewedAt + 500, renewedAt + 1500}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &checker{epoch: oldEpoch, epochSince: renewedAt - skew - 10_000}
+			c := &judge{epoch: oldEpoch, epochSince: renewedAt - skew - 10_000}
 			var p int64
 			for _, p = range tc.probes {
 				c.enterEpoch(newEpoch, p)
@@ -52,7 +52,7 @@ func TestJudgeComparesMtimesOfOneEpochOnly(t *testing.T) {
 	}
 
 	t.Run("same epoch: the head's own mtime", func(t *testing.T) {
-		c := &checker{epoch: newEpoch, epochSince: 1}
+		c := &judge{epoch: newEpoch, epochSince: 1}
 		same := &zk.Stat{Mtime: 7000, Mzxid: epoch(newEpoch) | 9}
 		if got, ok := c.start(true, same); !ok || got != 7000 {
 			t.Errorf("start = %d, %v; want the head's mtime 7000", got, ok)
@@ -65,7 +65,7 @@ func TestJudgeComparesMtimesOfOneEpochOnly(t *testing.T) {
 	// ahead of the probe's. Counting from the judge's first probe of the
 	// old epoch would evict the live head; the judge must probe again.
 	t.Run("head stamped by a newer leader than the probe: not judged", func(t *testing.T) {
-		c := &checker{epoch: oldEpoch, epochSince: 1}
+		c := &judge{epoch: oldEpoch, epochSince: 1}
 		newer := &zk.Stat{Mtime: renewedAt + skew, Mzxid: epoch(newEpoch) | 3}
 		if got, ok := c.start(true, newer); ok {
 			t.Errorf("start = %d, ok; want not comparable", got)

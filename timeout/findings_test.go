@@ -149,9 +149,9 @@ func TestHungRenewalDoesNotDelayDone(t *testing.T) {
 		}
 		return zktest.Pass
 	})
-	queue := m.QueueDone()
-	locktest.RequireClosedWithin(t, queue, lease+st, "the sequential hold of a holder cut off at a renewal")
-	locktest.RequireClosedWithin(t, m.Done(), 500*time.Millisecond, "the timeout hold, once its sequential hold has ended")
+	// Done is the monitor's (the lease ends a hold through it), so it
+	// closes when the monitor gives the hold up, whatever the renewal.
+	locktest.RequireClosedWithin(t, m.Done(), lease+st, "the hold of a holder cut off at a renewal")
 	w.ReleaseDials()
 	if err := m.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) {
 		t.Errorf("Unlock after the hold was given up: %v, want ErrLockLost", err)

@@ -26,7 +26,7 @@ func TestLossesAreNamedForWhatTheyAre(t *testing.T) {
 		{"renewal: session expired", func() error { return renewalLoss(zk.ErrSessionExpired, false) }, true, false, true},
 		{"renewal: connection lost", func() error { return renewalLoss(zk.ErrConnectionClosed, false) }, false, false, false},
 		{"lease check: session expired", func() error {
-			_, err := (&checker{}).failed(context.Background(), "read the head", zk.ErrSessionExpired, true)
+			_, err := (&judge{}).failed(context.Background(), "read the head", zk.ErrSessionExpired, true)
 			return err
 		}, true, false, true},
 	} {

@@ -35,9 +35,11 @@ const slack = 500 * time.Millisecond
 // wait is how long a test waits for something that should happen soon.
 const wait = 10 * time.Second
 
+// newMutex makes a Mutex whose renewals a test can pause: with the local
+// clock (timeout.WithClock) unless opts give another.
 func newMutex(t testing.TB, conn *zk.Conn, path string, opts ...zklocks.Option) *timeout.Mutex {
 	t.Helper()
-	m, err := timeout.New(zktest.Session(t, conn), path, opts...)
+	m, err := timeout.New(zktest.Session(t, conn), path, append([]zklocks.Option{timeout.WithClock(time.Now)}, opts...)...)
 	require.NoError(t, err)
 	return m
 }
@@ -360,7 +362,7 @@ func TestStoppedRenewalIsEvicted(t *testing.T) {
 	aconn := zktest.Connect(t, zktest.WithSessionTimeout(session))
 	sid := aconn.SessionID()
 	aLog, bLog := locktest.NewLogRecorder(), locktest.NewLogRecorder()
-	a, err := timeout.New(zktest.Session(t, aconn), path, timeout.WithLease(lease), zklocks.WithLogger(aLog.Logger()))
+	a, err := timeout.New(zktest.Session(t, aconn), path, timeout.WithLease(lease), zklocks.WithLogger(aLog.Logger()), timeout.WithClock(time.Now))
 	require.NoError(t, err)
 	require.NoError(t, a.Lock(ctx))
 	aTok, aNode := a.Token(), a.Node()

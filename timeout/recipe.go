@@ -19,7 +19,7 @@ import (
 // and its "held" record follows, and a waiter judges the head's lease
 // while it waits, by ZooKeeper's clock, evicting a head whose lease has
 // run out.
-func (m *Mutex) lock(ctx context.Context, n *lockq.Node, wait bool, j *checker) error {
+func (m *Mutex) lock(ctx context.Context, n *lockq.Node, wait bool, j *judge) error {
 	// 0. TryLock looks before it joins: a queue with anyone in it means
 	//    waiting, and joining would only cost a create and a delete.
 	if !wait {

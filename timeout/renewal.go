@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -12,15 +11,16 @@ import (
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockq"
-	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
 // This file is the holder's side of the lease (the package doc's "The
-// holder's side"): the first stamp, the renewals every lease/3, and the
-// giving up a margin before any waiter may evict. It carries the holder's
-// half of "Why a judge never evicts a live holder": the holder stops
-// believing, by its own clock, before a lease has run out by ZooKeeper's.
+// holder's side"). It carries the holder's half of every case of "Why a
+// judge never evicts a live holder": the holder stops believing in its
+// hold at G = lastOK + lease - margin by its own clock, where lastOK is
+// the send time of its last write that landed, or, before its record
+// lands, the moment before its create was sent (the first case); a
+// judge counts from a ZooKeeper time after that (the other cases).
 
 // Timing of the holder's side.
 const (
@@ -38,189 +38,147 @@ const (
 	// evict it, unless its process stalls for longer than the floor.
 	giveUpShare = 20
 	giveUpFloor = 100 * time.Millisecond
+	// stampTries bounds the attempts of a record written before Lock
+	// returns.
+	stampTries = 6
 )
 
-// leaseHold is the lease side of one hold: it stamps the node on
-// acquisition, renews it, and ends the hold when a renewal shows it was
-// lost or when it could not renew in time.
-type leaseHold struct {
-	m     *Mutex
-	node  *lockq.Node
-	log   *oplog.Hold // nil when off
-	path  string      // our node's
-	data  []byte      // encodeLease(lease, true)
-	lease time.Duration
-
-	ver     ver   // our node's data version, owned by the renewal goroutine
-	session int64 // the session that holds the node
-
-	// lastOK is the local send time of the last renewal that succeeded;
-	// before the first, a moment before the hold began (checker.joined).
-	lastOK  time.Time
-	stamped bool // the "held" record has been written
-
-	ctx    context.Context // cancelled by stop (Unlock)
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the hold ends, err set before
-	err    error         // nil: released by Unlock
-	exited chan struct{}
+// renewal keeps the lease of one hold: it writes the "held" record,
+// renews it every lease/3, and ends the hold (hold.Monitor.Lose) when a
+// write shows the hold was lost or when none has landed in time. It stops
+// when the hold ends, by Unlock or by a loss the monitor saw.
+type renewal struct {
+	m       *Mutex
+	node    *lockq.Node
+	own     ownNode
+	session int64     // the session that holds the node
+	lastOK  time.Time // see the file comment
+	stamped bool      // the "held" record has landed
+	exited  chan struct{}
 }
 
-// ver tracks the data version of one of our own nodes. Only we write our
-// node, so the version after our last write is the node's version, unless
-// a write's outcome was lost with the connection: then known is false and
-// the next write reads the version first.
-type ver struct {
-	v     int32
-	known bool
+// stamp begins the lease of the hold on node n, when there is one, and
+// leaves its renewal in j. The lease runs from j.joined, taken before our
+// create was sent, until the record lands. While that leaves the hold
+// more than a renewal interval, Lock returns at once and the record goes
+// out in the background, off the handoff's path; a contender that waited
+// longer writes the record before Lock returns.
+func (m *Mutex) stamp(ctx context.Context, n *lockq.Node, j *judge) error {
+	if m.lease == 0 {
+		return nil
+	}
+	r := &renewal{m: m, node: n, own: j.own, session: m.base.Client.Conn.SessionID(),
+		lastOK: j.joined, exited: make(chan struct{})}
+	if r.own.path != n.Path() { // we never probed: the node is as created
+		r.own = ownNode{m: m, path: n.Path(), known: true}
+	}
+	if r.giveUpAt().Sub(m.clock.Now()) <= m.lease/renewalsPerLease {
+		if err := r.stampNow(ctx); err != nil {
+			return err
+		}
+	}
+	j.renewal = r
+	go r.run()
+	return nil
 }
 
-// stamp writes the "held" record before Lock returns, for a contender
-// that waited so long that its lease, counted from before its create,
-// would leave too little (Mutex.stamp); the lease then runs from this
-// write's send time.
-//
-// A connection that goes while the stamp is on its way does not cost the
-// hold: the write is tried again a few times (write re-reads the version
-// first, since the lost write may have been applied), for about a second
-// when requests fail at once, longer in an outage.
-func (h *leaseHold) stamp(ctx context.Context) error {
+// stampNow writes the record before Lock returns. A connection that goes
+// while it is on its way does not cost the hold: it is tried again a few
+// times (about a second when requests fail at once, longer in an outage).
+func (r *renewal) stampNow(ctx context.Context) error {
 	var b zkop.Backoff
-	for tries := 1; ; tries++ {
+	for {
 		// Nothing is sent on a closed connection (zkop.AwaitSession).
-		err := h.m.base.Client.AwaitSession(ctx, zkop.DialRound)
+		err := r.m.base.Client.AwaitSession(ctx, zkop.DialRound)
 		if err == nil {
-			sent := h.m.now()
-			if err = h.write(ctx, &h.m.stamps); err == nil {
-				h.lastOK, h.stamped = sent, true
+			if err = r.write(ctx); err == nil {
 				return nil
 			}
 		}
-		if !zkop.Transient(err) || tries == stampTries || ctx.Err() != nil {
-			return err
-		}
-		if b.Sleep(ctx) != nil {
-			return err
+		switch {
+		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, hold.ErrSessionExpired):
+			return fmt.Errorf("%w: stamping the lease: %w", zklocks.ErrLockLost, err)
+		case !zkop.Transient(err) || b.Failures() == stampTries-1 || b.Sleep(ctx) != nil:
+			return fmt.Errorf("stamping the lease: %w", err)
 		}
 	}
 }
 
-// stampTries bounds stamp's attempts.
-const stampTries = 6
-
-// write is one versioned setData of our node, resynchronising the version
-// first when the last write's outcome is unknown. sent counts the setData.
-func (h *leaseHold) write(ctx context.Context, sent *atomic.Int64) error {
-	if !h.ver.known {
-		// Synced: the write we are unsure of may not have reached the
-		// server we talk to now, and a stale version would fail the next
-		// write with BadVersion, which reads as an eviction.
-		_, stat, err := h.m.base.Client.GetSynced(ctx, h.path)
-		if err != nil {
-			return err
-		}
-		if sid := h.m.base.Session.Conn().SessionID(); stat.EphemeralOwner != sid {
-			return fmt.Errorf("%w: %s belongs to session %#x, ours is %#x", hold.ErrSessionExpired, h.path, stat.EphemeralOwner, sid)
-		}
-		h.ver = ver{stat.Version, true}
+// write sends the "held" record (the first time) or a renewal of it,
+// and moves lastOK to its send time once it has landed.
+func (r *renewal) write(ctx context.Context) error {
+	kind := renewalWrite
+	if !r.stamped {
+		kind = stampWrite
 	}
-	stat, err := h.m.base.Client.SetCounted(ctx, h.path, h.data, h.ver.v, sent)
-	if err != nil {
-		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
-			h.ver.known = false // it may or may not have been applied
-		}
+	sent := r.m.clock.Now()
+	if _, err := r.own.write(ctx, encodeLease(r.m.lease, true), kind); err != nil {
 		return err
 	}
-	h.ver.v = stat.Version
+	r.lastOK, r.stamped = sent, true
 	return nil
 }
 
 // giveUpAt is the local time at which the holder stops believing in its
-// hold unless a renewal succeeds first.
-func (h *leaseHold) giveUpAt() time.Time { return h.lastOK.Add(h.lease - giveUpMargin(h.lease)) }
+// hold unless a write lands first.
+func (r *renewal) giveUpAt() time.Time { return r.lastOK.Add(r.m.lease - giveUpMargin(r.m.lease)) }
 
 // giveUpMargin is how much of a lease the holder keeps in hand.
 func giveUpMargin(lease time.Duration) time.Duration { return max(lease/giveUpShare, giveUpFloor) }
 
-// run writes the "held" record if stamp left it, then renews the lease
-// until Unlock stops it or the hold ends.
-func (h *leaseHold) run() {
-	defer close(h.exited)
-	first := h.lease / renewalsPerLease
-	if !h.stamped {
-		first = 0 // the "held" record, at once
+// run writes the record if stamp left it, then renews until the hold
+// ends. When a renewal finds the hold lost, it ends it and deletes our
+// node, so that the next contender need not wait for an eviction.
+func (r *renewal) run() {
+	defer close(r.exited)
+	mon := r.node.Monitor()
+	next := r.m.lease / renewalsPerLease
+	if !r.stamped {
+		next = 0 // the record, at once
 	}
-	timer := time.NewTimer(first)
-	defer timer.Stop()
 	for {
 		select {
-		case <-h.ctx.Done(): // Unlock
-			h.end(nil)
+		case <-mon.Done(): // released, or lost as the monitor saw it
 			return
-		case <-h.node.Monitor().Done():
-			h.end(h.m.monitorLoss(h.node))
-			return
-		case <-timer.C:
+		case <-r.m.clock.After(next):
 		}
-		if !h.m.gate.wait(h.ctx, h.node.Monitor().Done()) {
-			continue // stopped or lost while paused: the select says which
-		}
-		next, lost := h.renew()
-		if lost != nil {
-			h.end(lost)
-			if !isClosed(h.node.Monitor().Done()) { // else Unlock's release of the queue deletes it
-				h.release()
+		var lost error
+		if next, lost = r.renew(mon); lost != nil {
+			if mon.Err() == nil { // the hold is still ours to end
+				mon.Lose(lost)
+				r.drop()
 			}
 			return
 		}
-		timer.Reset(next)
 	}
 }
 
 // renew makes one renewal attempt. It returns when to renew next, or why
 // the hold is lost.
-func (h *leaseHold) renew() (next time.Duration, lost error) {
-	every := h.lease / renewalsPerLease
-	giveUpAt := h.giveUpAt()
-	left := giveUpAt.Sub(h.m.now())
+func (r *renewal) renew(mon *hold.Monitor) (next time.Duration, lost error) {
+	every := r.m.lease / renewalsPerLease
+	giveUpAt := r.giveUpAt()
+	left := giveUpAt.Sub(r.m.clock.Now())
 	if left <= 0 {
 		return 0, fmt.Errorf("%w (%w): no renewal for %v",
-			zklocks.ErrLockLost, ErrLeaseExpired, h.m.now().Sub(h.lastOK).Round(time.Millisecond))
+			zklocks.ErrLockLost, ErrLeaseExpired, r.m.clock.Now().Sub(r.lastOK).Round(time.Millisecond))
 	}
-	ctx, cancel := context.WithTimeout(h.ctx, left)
+	// Bounded by the give-up time, and by the hold: a renewal that waits
+	// long for a connection (a dial or handshake that stalls) must not
+	// keep Unlock waiting once the monitor has ended the hold.
+	ctx, cancel := context.WithTimeout(mon.Context(), left)
 	defer cancel()
-	// A renewal can wait long for a connection (a dial or handshake that
-	// stalls); the sequential hold's monitor may give the hold up first,
-	// and Done must close then, not when the renewal gives up.
-	go func() {
-		select {
-		case <-h.node.Monitor().Done():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	counter := &h.m.renewals
-	if !h.stamped {
-		counter = &h.m.stamps
+	err := r.write(ctx)
+	if err == nil || mon.Err() != nil {
+		return every, nil // after a release or the monitor's loss, run ends at its select
 	}
-	sent := h.m.now()
-	err := h.write(ctx, counter)
-	switch {
-	case err == nil:
-		h.lastOK, h.stamped = sent, true
-		return every, nil
-	case h.ctx.Err() != nil:
-		return every, nil // Unlock: the loop ends at its next select
-	case isClosed(h.node.Monitor().Done()):
-		return 0, h.m.monitorLoss(h.node)
-	}
-	if lost := renewalLoss(err, h.m.base.Session.Conn().SessionID() != h.session); lost != nil {
+	if lost := renewalLoss(err, r.m.base.Client.Conn.SessionID() != r.session); lost != nil {
 		return 0, lost
 	}
 	// Connection trouble or a slow answer: try again soon, and no later
 	// than the give-up time, so that the hold ends on time if the
 	// connection does not come back.
-	return max(min(every/renewalsPerLease, giveUpAt.Sub(h.m.now())), time.Millisecond), nil
+	return max(min(every/renewalsPerLease, giveUpAt.Sub(r.m.clock.Now())), time.Millisecond), nil
 }
 
 // renewalLoss says what a failed renewal means: the hold's loss, or nil
@@ -239,28 +197,12 @@ func renewalLoss(err error, sessionChanged bool) error {
 	return nil
 }
 
-// end ends the hold: reason nil for a release, else why it was lost.
-func (h *leaseHold) end(reason error) {
-	h.err = reason
-	close(h.done) // first: a slow log handler must not delay Done
-	if reason != nil {
-		h.log.Lost(context.Background(), reason)
-	}
-}
-
-// release deletes our node after we gave the hold up ourselves, so the next
-// contender need not wait for an eviction. Any version may go, without a
-// read first: the node's name carries our acquisition's GUID, so it can
-// name no one else's node (see the sequential lock's Unlock). If the
-// ensemble cannot be reached, the delete goes on in the background until
-// the node or the session is gone (zkop.DeleteLater, which does read
-// first and deletes only a node of this session).
-func (h *leaseHold) release() {
-	ctx, cancel := context.WithTimeout(context.Background(), h.lease)
+// drop deletes our node after the hold was lost, by name and at any
+// version as the queue's Release does, and, when the ensemble cannot be
+// reached, in the background until the node or the session is gone.
+func (r *renewal) drop() {
+	ctx, cancel := context.WithTimeout(context.Background(), r.m.lease)
 	defer cancel()
-	h.m.drops.Add(1)
-	err := h.m.base.Client.Delete(ctx, h.path, -1)
-	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
-		h.m.base.Client.DeleteLater(h.path, -1)
-	}
+	countWrite(r.m, dropWrite)
+	_ = r.m.q.Release(ctx, r.node) // the loss it reports is ours already
 }

@@ -267,13 +267,13 @@ func (c *Client) Set(ctx context.Context, path string, data []byte, version int3
 	return c.SetCounted(ctx, path, data, version, nil)
 }
 
-// SetCounted is Set that adds one to sent (when not nil) as the request
-// goes out, and not when ctx was done before: counters of writes sent
-// then match the leader's proposals.
-func (c *Client) SetCounted(ctx context.Context, path string, data []byte, version int32, sent *atomic.Int64) (*zk.Stat, error) {
+// SetCounted is Set that calls sent (when not nil) as the request goes
+// out, and not when ctx was done before: counts of writes sent then match
+// the leader's proposals.
+func (c *Client) SetCounted(ctx context.Context, path string, data []byte, version int32, sent func()) (*zk.Stat, error) {
 	return callLeader(ctx, c, func() (*zk.Stat, error) {
 		if sent != nil {
-			sent.Add(1)
+			sent()
 		}
 		return c.Conn.Set(path, data, version)
 	}, nil)
