@@ -44,7 +44,9 @@
 //
 // Unlock reads the node, checks that its ephemeralOwner is our session and
 // its czxid is our token, and deletes it at the version it read. It never
-// deletes with version -1.
+// deletes with version -1. The read's check is what keeps Unlock off a
+// node another client made at the path after ours was lost; the version
+// is no guard against that node, which starts at version 0 as ours did.
 //
 // # Through the code
 //
