@@ -92,7 +92,8 @@ func (m *Mutex) Token() int64 { return m.slot.Token() }
 // released by Unlock, or lost because the node was deleted, the session
 // expired, or the client has been cut off from the leader so long that
 // the leader may soon expire its session (nine tenths of a session
-// timeout after it last surely heard from it). When the lock is not
+// timeout after the latest moment the client can prove that the leader
+// refreshed it; see zklocks.Session.Done). When the lock is not
 // held it returns a closed channel. A closed Done comes late; it never
 // protects a holder that is paused: use Token to fence the resource.
 func (m *Mutex) Done() <-chan struct{} { return m.slot.Done() }
