@@ -38,6 +38,26 @@
 //	`-- _c_e6daec975537e29d69556b820a369b7b-lock-0000000002   "lease=3000ms"
 //	      C watches ...0001; leaves the judging to B
 //
+// # Through the code
+//
+// The package is the sequential recipe (recipe.go, a marked copy of
+// sequential/recipe.go on the same queue client, internal/lockq) with the
+// lease on both sides of the wait. A Lock call goes:
+//
+//	Mutex.Lock, LockTimeout  timeout/mutex.go        checks, the wait bound, prefixes errors
+//	lockq.Slot.Take          internal/lockq/slot.go  idle -> acquiring -> held, the log
+//	Mutex.lock               timeout/recipe.go       sequential's steps, two marked
+//	lockq.Queue              internal/lockq          join, line, await the predecessor
+//	judge.hook, judge.decide timeout/judge.go        while waiting: judge the head's lease, evict
+//	Mutex.stamp              timeout/renewal.go      once first: the lease begins
+//	renewal.run              timeout/renewal.go      the "held" record, a renewal every lease/3
+//	ownNode.write            timeout/record.go       each write of our node, versioned
+//
+// and Unlock: Mutex.Unlock, lockq.Slot.Unlock (the node deleted and its
+// monitor released, which stops the renewals), then the renewal's last
+// write is waited for. A lease that runs out ends the hold through the
+// same monitor (hold.Monitor.Lose), so Done and Err are the Slot's.
+//
 // # Session expiry and lease expiry
 //
 // Every lock of this module ends with its holder's session: ZooKeeper
