@@ -320,7 +320,7 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 // EnsureParents creates every missing ancestor of path as a persistent
 // node, and path itself too when container is true: a container node, which
 // the server removes once its last child is gone, falling back to a
-// persistent node on servers older than 3.5.3.
+// persistent node on servers older than 3.5.1 (ZOOKEEPER-2163).
 func (c *Client) EnsureParents(ctx context.Context, path string, ancestors []string, container bool, acl []zk.ACL) error {
 	for _, p := range ancestors {
 		if err := c.createIfMissing(ctx, p, false, acl); err != nil {
@@ -355,7 +355,7 @@ func (c *Client) createIfMissing(ctx context.Context, p string, container bool, 
 }
 
 // unimplemented reports whether a server refused a request it does not
-// know: servers before 3.5.3 answer a create-container with UNIMPLEMENTED
+// know: servers before 3.5.1 answer a create-container with UNIMPLEMENTED
 // (-6), which go-zookeeper v1.0.4 has no error value for and reports as a
 // bare "unknown error: -6".
 func unimplemented(err error) bool {
