@@ -45,7 +45,8 @@
 // The fault tests use Process's hooks on any one server: Pause and Resume
 // (SIGSTOP and SIGCONT to its process group), Kill (SIGKILL) and Stop;
 // Redis.Restart brings a killed Redis back on its port and directory, to
-// read its append-only file as a crashed server does. A Redis started
+// read its append-only file as a crashed server does, and
+// Postgres.Restart a killed PostgreSQL, which replays its WAL. A Redis started
 // with RedisConfig.FakeClock runs under libfaketime, with glibc's
 // allocator in front of Debian's jemalloc (the two cannot start together
 // otherwise), and SetClockOffset moves its clock while it runs. The fault
@@ -54,7 +55,9 @@
 // A holder to freeze runs in a child process (StartHolder, RunHolder in
 // the child), so that SIGSTOP stops all of its client, keep-alives
 // included: the fault tests run this test binary again, zklocks demo
-// pause runs zklocks again.
+// pause runs zklocks again. A holder to cut off runs in the test's own
+// process, its client dialling the servers through TCP proxies there
+// (toxiproxy, as internal/ensemble uses it) that the test silences.
 //
 // # Measuring
 //

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zklocks/zklocks/internal/fence"
@@ -114,20 +117,12 @@ func testFrozenHolder(t *testing.T, s system, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	expires := ttl > 0
-	mode := fence.Unfenced
-	if s.fenced {
-		mode = fence.Fenced
-	}
-	storePath := filepath.Join(t.TempDir(), "store.json")
-	store, err := fence.Create(storePath, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := faultStore(t, s.fenced)
 	hist := newWallHistory()
 	target := targetOf(t, s.name)
 	b := s.open(t, lockName(t), Options{TTL: ttl})
 
-	a := startHolder(t, s.name, target, lockName(t), max(ttl, time.Second), storePath)
+	a := startHolder(t, s.name, target, lockName(t), max(ttl, time.Second), store.Path())
 	locked := a.next(t, "locked", 30*time.Second)
 	asked, aEnter := time.Unix(0, locked.AskedNs), time.Unix(0, locked.LockedNs)
 	stopAt := time.Now()
@@ -140,7 +135,7 @@ func testFrozenHolder(t *testing.T, s system, ttl time.Duration) {
 		wait = 2*ttl + 5*time.Second
 	}
 	wctx, wcancel := context.WithTimeout(ctx, wait)
-	err = b.Lock(wctx)
+	err := b.Lock(wctx)
 	wcancel()
 	bEnter := time.Now()
 	var bToken int64
@@ -257,6 +252,326 @@ func testFrozenHolder(t *testing.T, s system, ttl time.Duration) {
 		"first_unlock=" + notHeld(res.UnlockNotHeld)}, extra...)...)
 }
 
+// TestFaultCutHolder cuts the first holder off from the servers in its
+// critical section: every link between its client and them goes silent
+// (cutLinks), while the holder runs on and the servers stay up, and a
+// second client, which reaches the servers, asks for the lock. The cut
+// holder then writes with the token it had and tries to release. What
+// each system is documented to do:
+//
+//   - etcd: the keep-alives no longer arrive, the servers end the lease
+//     after its TTL and the second client gets the lock; the cut client
+//     gives the lease up once no keep-alive has been answered for a TTL,
+//     and its session's Done closes: it is told, if it looks. The
+//     revision fences its late write.
+//   - Redis and Redlock: the key expires after PX and the second client
+//     gets in. Nothing tells the cut holder (Redlock's validity end is a
+//     clock it may read), and its late write, with no token, lands over
+//     the second holder's.
+//   - PostgreSQL (session lock): the server sees nothing wrong (the
+//     connection is open and its peer answers TCP), so it keeps the
+//     session and its lock: the second client waits, and the cut holder
+//     can release nothing either. The lock is freed when the server's
+//     side of the connection ends: here when the cut heals and the proxy
+//     closes what lived through it; across a real cut, when TCP
+//     keep-alive gives up.
+//
+// In every case the cut holder's Unlock gets no answer.
+func TestFaultCutHolder(t *testing.T) {
+	for _, c := range []struct {
+		system System
+		ttl    time.Duration // as in TestFaultFrozenHolder
+	}{
+		{SystemEtcd, 2 * time.Second},
+		{SystemRedis, time.Second},
+		{SystemRedlock, time.Second},
+		{SystemPGSession, 0},
+	} {
+		t.Run(string(c.system), func(t *testing.T) { testCutHolder(t, systemNamed(c.system), c.ttl) })
+	}
+}
+
+// cutUnlockWait is the context of the cut holder's Unlock. Not every
+// client stops there: go-redis waits out its own read timeout (5 s by
+// default; it leaves socket deadlines to the context only when told to)
+// and pgx gives up 2 s after the context ends (connectPG).
+const cutUnlockWait = time.Second
+
+func testCutHolder(t *testing.T, s system, ttl time.Duration) {
+	verifyNoLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	expires := ttl > 0
+	store := faultStore(t, s.fenced)
+	hist := newWallHistory()
+	target, links := cutOffTarget(t, s.name)
+	b := s.open(t, lockName(t), Options{TTL: ttl})
+	octx, ocancel := context.WithTimeout(ctx, 10*time.Second)
+	al, err := openLocker(octx, s.name, target, lockName(t), Options{TTL: ttl})
+	ocancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := closeLater(t, al)
+	t.Cleanup(links.heal) // before a closes, which must reach its servers
+
+	asked := time.Now()
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	aEnter, aToken := time.Now(), a.Token()
+	// What the client itself can tell its holder: etcd's session ends when
+	// its lease cannot be renewed; the others have nothing of the kind.
+	told := make(chan time.Time, 1)
+	var validUntil time.Time
+	var pgPID uint32
+	switch l := a.(type) {
+	case *EtcdLock:
+		go func() {
+			select {
+			case <-l.session.Done():
+				told <- time.Now()
+			case <-ctx.Done():
+			}
+		}()
+	case *RedlockLock:
+		validUntil = l.mutex.Until()
+	case *PGSessionLock:
+		pgPID = l.conn.PgConn().PID()
+	}
+
+	links.cutOff(t)
+	cutAt := time.Now()
+
+	wait := pgFrozenWait
+	if expires {
+		wait = 2*ttl + 5*time.Second
+	}
+	wctx, wcancel := context.WithTimeout(ctx, wait)
+	err = b.Lock(wctx)
+	wcancel()
+	bEnter := time.Now()
+	var bToken int64
+	switch {
+	case expires && err != nil:
+		t.Fatalf("the second client did not get the lock within %v of the cut (TTL %v): %v", wait, ttl, err)
+	case !expires && err == nil:
+		t.Fatalf("the second client got the lock %v after the holder was cut off: the server should keep the session",
+			ms(bEnter.Sub(cutAt)))
+	case !expires && !errors.Is(err, context.DeadlineExceeded):
+		t.Fatalf("the second client, waiting on a cut-off holder: %v, want its deadline to pass", err)
+	case expires:
+		bToken = b.Token()
+		// As for a frozen holder: the key was set after asked; the lease
+		// was last renewed no earlier than a third of its TTL before the cut.
+		earliest := asked.Add(ttl)
+		if s.name == SystemEtcd {
+			earliest = cutAt.Add(ttl / 2)
+		}
+		if slack := 50 * time.Millisecond; bEnter.Before(earliest.Add(-slack)) {
+			t.Errorf("the second client got in %v after the first asked, %v after the cut: before the TTL (%v) could run out",
+				ms(bEnter.Sub(asked)), ms(bEnter.Sub(cutAt)), ttl)
+		}
+		if s.fenced && bToken <= aToken {
+			t.Errorf("the second holder's token %d is not larger than the first's %d", bToken, aToken)
+		}
+		if err := store.Write(bToken, "B", "B's update"); err != nil {
+			t.Fatalf("the second holder's write: %v", err)
+		}
+	}
+
+	// The cut holder, running all along, goes on: it writes with the token
+	// it had, then tries to release.
+	var toldAt time.Time
+	select {
+	case toldAt = <-told:
+	default:
+	}
+	aWrite := time.Now()
+	writeErr := store.Write(aToken, "A", "A's update")
+	if expires {
+		// The second holder is done before the cut one's Unlock, which may
+		// outlast a short TTL waiting for its answer.
+		hist.add("B", bToken, bEnter, time.Now())
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatalf("the second holder's Unlock: %v", err)
+		}
+	}
+	uctx, ucancel := context.WithTimeout(ctx, cutUnlockWait)
+	unlockErr := a.Unlock(uctx)
+	ucancel()
+	unlockTook := time.Since(aWrite)
+	if unlockErr == nil || errors.Is(unlockErr, ErrNotHeld) {
+		t.Errorf("the cut holder's Unlock: %v; want no answer (an error other than ErrNotHeld)", unlockErr)
+	}
+
+	if s.name == SystemEtcd && toldAt.IsZero() {
+		select {
+		case toldAt = <-told:
+		case <-time.After(time.Until(cutAt.Add(2*ttl + 5*time.Second))):
+			t.Fatalf("the cut holder's etcd session did not end within %v of the cut (TTL %v)", ms(time.Since(cutAt)), ttl)
+		}
+	}
+
+	var pgHeld bool
+	var keepalive string
+	if !expires {
+		// The server still gives the lock to the cut session, though its
+		// client has given up on the connection and closed it.
+		held, ka, err := pgSessionHolds(ctx, postgresServer(t).DSN(), pgPID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !held {
+			t.Fatalf("the server no longer gives the lock to the cut session (pid %d) %v after the cut", pgPID, ms(time.Since(cutAt)))
+		}
+		pgHeld, keepalive = held, ka
+	}
+	links.heal()
+	healAt := time.Now()
+	if !expires {
+		lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
+		err := b.Lock(lctx)
+		lcancel()
+		if err != nil {
+			t.Fatalf("the second client after the cut healed (and the cut session's connection closed): %v", err)
+		}
+		bEnter = time.Now()
+		if err := store.Write(b.Token(), "B", "B's update"); err != nil {
+			t.Fatal(err)
+		}
+		hist.add("A (cut off)", aToken, aEnter, healAt) // held on the server until then
+		hist.add("B", bToken, bEnter, time.Now())
+		if err := b.Unlock(ctx); err != nil {
+			t.Fatalf("the second holder's Unlock: %v", err)
+		}
+	} else {
+		hist.add("A (cut off)", aToken, aEnter, aWrite) // believed until it wrote
+		// Reconnected, the holder tries its release again and learns.
+		if tries, again := unlockAfterHeal(ctx, a); !errors.Is(again, ErrNotHeld) {
+			t.Errorf("the holder's Unlock after the cut healed (try %d): %v, want ErrNotHeld", tries, again)
+		}
+	}
+	double := locktest.Overlaps(hist.holds)
+	state, err := store.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock := "no_answer(" + ms(unlockTook) + ")"
+
+	if !expires {
+		if writeErr != nil || double != 0 || state.Value != "B's update" {
+			t.Errorf("the cut holder's write: %v; %d overlapping holds; the store holds %q: want it taken (A held), none, and B's update last",
+				writeErr, double, state.Value)
+		}
+		faultLog(t, string(s.name), "cut-holder", "ttl=none", "cut="+ms(healAt.Sub(cutAt)),
+			"second_holder_while_cut=no", "waited="+pgFrozenWait.String(), "a_told=no",
+			"first_unlock="+unlock, "server_holds_for_cut_session="+yn(pgHeld)+"(after_its_client_gave_up)",
+			"server_tcp_keepalive="+keepalive+"(answered_by_the_proxy_here)",
+			"second_holder_after_heal="+ms(bEnter.Sub(healAt)), "double_holds=0",
+			"fenced=n/a", "late_write=none(A still held)", "store_value="+quoteValue(state.Value))
+		return
+	}
+	switch {
+	case s.fenced:
+		if !errors.Is(writeErr, fence.ErrStaleToken) || state.Value != "B's update" {
+			t.Errorf("the fenced store: the late write gave %v, the store holds %q; want %v and B's update",
+				writeErr, state.Value, fence.ErrStaleToken)
+		}
+	default:
+		if writeErr != nil || state.Value != "A's update" {
+			t.Errorf("the unfenced store: the late write gave %v, the store holds %q; want it accepted over B's update (no token to check)",
+				writeErr, state.Value)
+		}
+	}
+	if double != 1 {
+		t.Errorf("%d overlapping holds, want 1 (the second got in while the first believed): %v", double, hist.holds)
+	}
+	lateWrite := "accepted"
+	if writeErr != nil {
+		lateWrite = "refused"
+	}
+	fenced := "no(no token)"
+	if s.fenced {
+		fenced = fmt.Sprintf("yes(token %d<%d)", aToken, bToken)
+	}
+	aTold := "no(nothing_tells_it)"
+	if !toldAt.IsZero() {
+		aTold = fmt.Sprintf("yes(session_done_after_cut=%s,before_second_holder=%s,before_late_write=%s)",
+			ms(toldAt.Sub(cutAt)), yn(toldAt.Before(bEnter)), yn(toldAt.Before(aWrite)))
+	}
+	extra := []string{}
+	if !validUntil.IsZero() {
+		extra = append(extra, "validity_passed_at_write="+yn(aWrite.After(validUntil)))
+	}
+	faultLog(t, string(s.name), "cut-holder", append([]string{"ttl=" + ttl.String(),
+		"second_holder_while_cut=yes", "second_holder_after=" + ms(bEnter.Sub(aEnter)),
+		"after_cut=" + ms(bEnter.Sub(cutAt)), "a_told=" + aTold,
+		fmt.Sprintf("double_holds=%d", double), "fenced=" + fenced, "late_write=" + lateWrite,
+		"store_value=" + quoteValue(state.Value), "first_unlock=" + unlock,
+		"first_unlock_after_heal=ErrNotHeld"}, extra...)...)
+}
+
+// unlockAfterHeal is the cut holder's code trying its release again once
+// its links are back, as a caller whose Unlock failed would: the first
+// request may fail on a connection that lived through the cut, which
+// the heal closed, before the client dials again.
+func unlockAfterHeal(ctx context.Context, l Locker) (tries int, err error) {
+	for tries = 1; ; tries++ {
+		uctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = l.Unlock(uctx)
+		cancel()
+		if err == nil || errors.Is(err, ErrNotHeld) || tries == 5 {
+			return tries, err
+		}
+		if err := pause(ctx, 100*time.Millisecond); err != nil {
+			return tries, err
+		}
+	}
+}
+
+// pgSessionHolds asks the server, on a connection of its own, whether
+// the session of backend pid holds an advisory lock, and what its TCP
+// keep-alive settings are (for this connection, as for any on loopback:
+// the kernel's, unless set): idle time, interval and count.
+func pgSessionHolds(ctx context.Context, dsn string, pid uint32) (bool, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := connectPG(ctx, dsn)
+	if err != nil {
+		return false, "", err
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $1",
+		int32(pid)).Scan(&n); err != nil {
+		return false, "", fmt.Errorf("pg_locks: %w", err)
+	}
+	var idle, interval, count string
+	if err := c.QueryRow(ctx, "SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_keepalives_interval'), "+
+		"current_setting('tcp_keepalives_count')").Scan(&idle, &interval, &count); err != nil {
+		return false, "", fmt.Errorf("keep-alive settings: %w", err)
+	}
+	return n > 0, fmt.Sprintf("%ss+%sx%ss", idle, count, interval), nil
+}
+
+// faultStore is the store the first and second holders write to: an
+// internal/fence file, fenced (it refuses a token older than the largest
+// it has seen) for a system with tokens, unfenced for the others, which
+// have nothing to check.
+func faultStore(t *testing.T, fenced bool) *fence.Store {
+	t.Helper()
+	mode := fence.Unfenced
+	if fenced {
+		mode = fence.Fenced
+	}
+	store, err := fence.Create(filepath.Join(t.TempDir(), "store.json"), mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
 // closeServerLater stops a test's own server after its Lockers have
 // closed (cleanups run last first): a Locker closed after its server
 // would wait for it.
@@ -283,6 +598,7 @@ func TestFaultKilledServer(t *testing.T) {
 	t.Run("redis", testKilledRedis)
 	t.Run("redlock", testKilledRedlockInstance)
 	t.Run("etcd", testKilledEtcdLeader)
+	t.Run("postgres", testKilledPostgres)
 }
 
 // testKilledRedis: the one Redis dies under a hold and comes back on its
@@ -377,9 +693,147 @@ func testKilledRedis(t *testing.T) {
 		"durability=appendfsync_everysec(power_loss_not_tested)")
 }
 
+// testKilledPostgres: PostgreSQL's postmaster is killed (SIGKILL, a
+// crash) while a session holds an advisory lock and a second session
+// waits in pg_advisory_lock. Its backends, each in a session of its own
+// (see Process), notice its death and exit at once, and the lock, in the
+// shared memory they shared, goes with them. The waiter's connection
+// ends and its Lock fails; the holder, which was running no statement,
+// is told nothing (its backend's last word waits unread in its socket)
+// and would learn at its next statement. The restarted server replays
+// its WAL and holds no advisory lock at all, so the waiter, connecting
+// again as its users' code would, gets the lock at once while the first
+// holder still believes it holds it: with no token, the first holder's
+// late write lands over the new holder's. Its Unlock then fails.
+func testKilledPostgres(t *testing.T) {
+	verifyNoLeaks(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	sctx, scancel := startCtx()
+	pg, err := StartPostgres(sctx)
+	scancel()
+	if err != nil {
+		cannotStart(t, "postgres", err)
+	}
+	closeServerLater(t, pg)
+	store := faultStore(t, false)
+	hist := newWallHistory()
+	open := func() *PGSessionLock {
+		octx, ocancel := context.WithTimeout(ctx, 10*time.Second)
+		defer ocancel()
+		l, err := NewPGSessionLock(octx, pg.DSN(), lockName(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeLater(t, l)
+		return l
+	}
+	a, b := open(), open()
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	aEnter := time.Now()
+	bres := make(chan error, 1)
+	go func() { bres <- b.Lock(ctx) }()
+	defer func() {
+		cancel()
+		<-bres // the waiter is done before its Locker closes
+	}()
+	if err := pgAwaitWaiter(ctx, pg.DSN()); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := pg.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	killAt := time.Now()
+	var waiterErr error
+	select {
+	case waiterErr = <-bres:
+		bres <- waiterErr
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter's Lock did not return within 10 s of the server's death")
+	}
+	waiterAfter := time.Since(killAt)
+	if waiterErr == nil || errors.Is(waiterErr, context.DeadlineExceeded) {
+		t.Fatalf("the waiter when the server died: %v, want its connection's error", waiterErr)
+	}
+	// pgx reads only when a statement runs: nothing reaches the holder.
+	if a.conn.IsClosed() {
+		t.Error("the holder's connection is marked closed with no statement run: pgx has started to watch it")
+	}
+
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	upAt := time.Now()
+	c := open() // the waiter, connected again
+	lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+	err = c.Lock(lctx)
+	lcancel()
+	if err != nil {
+		t.Fatalf("a client of the restarted server: %v; want the lock, which the crash forgot", err)
+	}
+	cEnter := time.Now()
+	if err := store.Write(0, "B", "B's update"); err != nil {
+		t.Fatal(err)
+	}
+	aWrite := time.Now()
+	writeErr := store.Write(0, "A", "A's update")
+	hist.add("A", 0, aEnter, aWrite) // it believed until it wrote
+	uctx, ucancel := context.WithTimeout(ctx, 5*time.Second)
+	aUnlock := a.Unlock(uctx)
+	ucancel()
+	if aUnlock == nil || errors.Is(aUnlock, ErrNotHeld) || errors.Is(aUnlock, context.DeadlineExceeded) {
+		t.Errorf("the first holder's Unlock after the crash: %v, want its dead connection's error", aUnlock)
+	}
+	hist.add("B", 0, cEnter, time.Now())
+	if err := c.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	double := locktest.Overlaps(hist.holds)
+	state, err := store.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writeErr != nil || state.Value != "A's update" || double != 1 {
+		t.Errorf("the first holder's late write: %v; the store holds %q; %d overlapping holds: want it accepted over B's update (no token), 1 overlap",
+			writeErr, state.Value, double)
+	}
+	faultLog(t, "postgres-session", "kill-server", "ttl=none", "killed=postmaster(SIGKILL;backends_exit_on_its_death)",
+		"waiter_while_down="+errKind(waiterErr)+"(after "+ms(waiterAfter)+")", "a_told=no(until_its_next_statement)",
+		"down="+ms(upAt.Sub(killAt)), "lock_after_restart=forgotten",
+		"second_holder_after_restart="+ms(cEnter.Sub(upAt)), fmt.Sprintf("double_holds=%d", double),
+		"fenced=no(no token)", "late_write=accepted", "store_value="+quoteValue(state.Value),
+		"first_unlock="+errKind(aUnlock))
+}
+
+// pgAwaitWaiter waits until a session of the server at dsn waits for an
+// advisory lock.
+func pgAwaitWaiter(ctx context.Context, dsn string) error {
+	c, err := connectPG(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	for {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").Scan(&n); err != nil {
+			return fmt.Errorf("pg_locks: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if err := pause(ctx, 20*time.Millisecond); err != nil {
+			return fmt.Errorf("no session waits for the lock: %w", err)
+		}
+	}
+}
+
 // errKind names an error for the figures line: a context's end, or the
 // client's own error.
 func errKind(err error) string {
+	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
 		return "none"
@@ -387,6 +841,11 @@ func errKind(err error) string {
 		return "fails(connection_refused)"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "waits(deadline)"
+	case errors.As(err, &pgErr):
+		return fmt.Sprintf("fails(%s_%s)", pgErr.Severity, pgErr.Code)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
+		return "fails(connection_lost)"
 	}
 	return "error"
 }

@@ -31,7 +31,9 @@ type Postgres struct {
 	Port int
 	*Process
 
-	dir string
+	dir  string
+	bin  string              // the directory of initdb and postgres
+	cred *syscall.Credential // whom the server runs as; nil: this process's user
 }
 
 // pgBinDirs are where StartPostgres looks for initdb and postgres when
@@ -84,33 +86,75 @@ func startPostgres(ctx context.Context) (*Postgres, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	pg := &Postgres{Port: ports[0], dir: dir}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(pg.Port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1",
-		// The lock tests open a few dozen sessions at most.
-		"-c", "max_connections=100", "-c", "shared_buffers=16MB",
-	)
-	cmd.Dir = dir
-	cmd.Env = pgEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	// SIGINT is PostgreSQL's fast shutdown: sessions are ended, the server
-	// checkpoints and exits.
-	if pg.Process, err = launch("postgres 127.0.0.1:"+strconv.Itoa(pg.Port), filepath.Join(dir, "postgres.log"),
-		syscall.SIGINT, cmd); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	if err := pg.waitReady(ctx); err != nil {
-		pg.Close()
+	pg := &Postgres{Port: ports[0], dir: dir, bin: bin, cred: cred}
+	if err := pg.serve(ctx); err != nil {
+		if pg.Process == nil {
+			os.RemoveAll(dir)
+		} else {
+			pg.Close()
+		}
 		return nil, err
 	}
 	return pg, nil
 }
 
+// serve runs the server on its cluster and waits until it accepts
+// connections.
+func (pg *Postgres) serve(ctx context.Context) error {
+	cmd := exec.Command(filepath.Join(pg.bin, "postgres"), "-D", filepath.Join(pg.dir, "data"),
+		"-p", strconv.Itoa(pg.Port), "-k", pg.dir,
+		"-c", "listen_addresses=127.0.0.1",
+		// The lock tests open a few dozen sessions at most.
+		"-c", "max_connections=100", "-c", "shared_buffers=16MB",
+	)
+	cmd.Dir = pg.dir
+	cmd.Env = pgEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pg.cred}
+	// SIGINT is PostgreSQL's fast shutdown: sessions are ended, the server
+	// checkpoints and exits.
+	p, err := launch("postgres 127.0.0.1:"+strconv.Itoa(pg.Port), filepath.Join(pg.dir, "postgres.log"),
+		syscall.SIGINT, cmd)
+	if err != nil {
+		return err
+	}
+	pg.Process = p
+	return pg.waitReady(ctx)
+}
+
+// Restart starts a killed or stopped server again on its port and
+// cluster, as a crashed server is brought back: it replays its
+// write-ahead log (crash recovery) before it accepts connections, and
+// holds no advisory lock, since those lived in the shared memory of the
+// server that died. Each backend runs in a session of its own (see
+// Process), so a killed postmaster's backends outlive it for the moment
+// they take to notice; a new postmaster refuses to start while one of
+// them is still attached to the old shared memory, and is started again
+// until ctx ends.
+func (pg *Postgres) Restart(ctx context.Context) error {
+	if pg.running() {
+		return fmt.Errorf("rivals: %s: Restart of a server that still runs", pg.Name)
+	}
+	for {
+		err := pg.serve(ctx)
+		if err == nil || !strings.Contains(err.Error(), "is still in use") {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // DSN is a connection string for the server's superuser and its postgres
 // database.
-func (pg *Postgres) DSN() string {
-	return fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=postgres sslmode=disable", pg.Port, pgUser)
+func (pg *Postgres) DSN() string { return pgDSN("127.0.0.1", pg.Port) }
+
+// pgDSN is a connection string for the superuser and the postgres
+// database of the server at host and port (or of a proxy in front of it).
+func pgDSN(host string, port int) string {
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", host, port, pgUser)
 }
 
 func (pg *Postgres) waitReady(ctx context.Context) error {

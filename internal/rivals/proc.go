@@ -16,7 +16,11 @@ import (
 
 // Process is one running server process of a rival system. Every server
 // runs in a process group of its own, so that a signal reaches the
-// helpers it forks too (PostgreSQL's backends, for one).
+// helpers it forks too, unless they leave the group: PostgreSQL's
+// backends and auxiliary processes each start a session of their own
+// (setsid), so a signal reaches its postmaster only. Killed, the
+// postmaster leaves its backends to notice its death, which they do at
+// once, and exit.
 type Process struct {
 	// Name says which server this is in messages ("etcd member 2").
 	Name string
