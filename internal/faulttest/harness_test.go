@@ -227,8 +227,11 @@ func (c *client) follow(tp *tape, events <-chan zk.Event, stop <-chan struct{}) 
 
 // expiryBound returns the earliest time the servers can have expired
 // session sid, if the client has learned that sid ended: two thirds of
-// the session timeout (less 50ms for scheduling) after the last loss of
-// connection before it learned so. Never earlier than from.
+// the session timeout after the last loss of connection before it
+// learned so, less half a tick (a follower tells the leader of its
+// clients' sessions only in its ping replies, every half tick, so the
+// leader's last refresh of the session can be that much older than the
+// client's last answer) and 50ms for scheduling. Never earlier than from.
 func (c *client) expiryBound(sid int64, from time.Duration) (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -245,7 +248,7 @@ func (c *client) expiryBound(sid int64, from time.Duration) (time.Duration, bool
 	if !found {
 		return 0, false
 	}
-	return max(from, last+2*c.st/3-50*time.Millisecond), true
+	return max(from, last+2*c.st/3-tick/2-50*time.Millisecond), true
 }
 
 // ctx adds the client's identity for variants that key holds by owner.
