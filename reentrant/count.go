@@ -9,37 +9,87 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/lockopt"
+	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
-// This file is the count in the node (WithCountMode(InNode)): the holder
-// record our node carries, and the versioned write of the re-entry count
-// that the InNode mode adds to every re-entry and every Unlock but the
-// last, with the read-back that settles a write whose answer was lost.
-// The InMemory mode uses only the record, written once at the create.
+// This file is the count mode: where a hold's depth is kept. InMemory
+// needs nothing here but the holder record, written once at the create;
+// InNode adds a versioned write of the record to every re-entry and every
+// Unlock but the last, and the read-back that settles a write whose
+// answer the connection took with it.
 
-// record is our node's data for owner at depth count: the holder record.
-func (m *Mutex) record(owner string, count int) []byte {
-	data := Holder{Host: m.host, PID: m.pid, Owner: owner, Mode: m.mode.String()}
-	if m.mode == InNode {
-		data.Count = count
+// CountMode says where a hold's re-entry count is kept.
+type CountMode int
+
+const (
+	// InMemory keeps the count in the Mutex only, as Curator's
+	// InterProcessMutex does: a re-entry or an inner Unlock costs no
+	// ZooKeeper request. The node's data names the holder but carries no
+	// count. This is the default.
+	InMemory CountMode = iota
+	// InNode also keeps the count in the node's data, as notes 001 §4.2
+	// describe: every re-entry and every inner Unlock is one versioned
+	// setData, so inspection shows the current depth. A write that is
+	// refused (BadVersion: someone else wrote to our node; NoNode: it was
+	// deleted) or can not be made within a session timeout ends the hold
+	// as lost; one whose answer a connection blip took is read back.
+	InNode
+)
+
+// String returns "memory" or "node", the words used in the node data and
+// in the benchmark names.
+func (c CountMode) String() string {
+	switch c {
+	case InMemory:
+		return "memory"
+	case InNode:
+		return "node"
 	}
-	return data.encode()
+	return fmt.Sprintf("CountMode(%d)", int(c))
+}
+
+// WithCountMode chooses where the re-entry count is kept (default
+// InMemory). A mode that is neither makes New fail with
+// zklocks.ErrBadOption.
+func WithCountMode(c CountMode) zklocks.Option {
+	return func(o *lockopt.Options) { o.Set(optMode, c) }
+}
+
+const optMode = "reentrant.WithCountMode"
+
+// takeMode is New's reading of WithCountMode.
+func takeMode(o *lockopt.Options) (CountMode, error) {
+	mode, _ := lockopt.Take[CountMode](o, optMode) // InMemory when not given
+	if mode != InMemory && mode != InNode {
+		return mode, fmt.Errorf("%w: unknown count mode %d", zklocks.ErrBadOption, int(mode))
+	}
+	return mode, nil
+}
+
+// record is our node's data for owner at depth count: the holder record,
+// with the count in InNode mode only, so that nobody reads a stale one.
+func (m *Mutex) record(owner string, count int) []byte {
+	h := m.self
+	h.Owner = owner
+	if m.mode == InNode {
+		h.Count = count
+	}
+	return h.encode()
 }
 
 // errCountWrite is in the chain of the loss an InNode count write that
 // failed causes.
 var errCountWrite = errors.New("count write")
 
-// countWrite is one InNode change of the depth: owner's hold (the
-// Mutex's ends when it began) moves by delta to depth, written to node,
-// whose data we last left at version.
+// countWrite is one InNode change of owner's depth: to depth, written to
+// the hold's node, whose data we last left at version.
 type countWrite struct {
-	owner        string
-	delta, depth int
-	hold         int
-	node         string
-	version      int32
+	owner   string
+	depth   int
+	node    *lockq.Node
+	version int32
 }
 
 // writeDepth makes the write w. The caller's cancellation does not cut it
@@ -49,51 +99,35 @@ type countWrite struct {
 // our node, with NoNode it was deleted, with a timeout the ensemble could
 // not be reached for a session timeout (a shorter blip writeCount rides
 // out), with anything else we no longer know what the node says. The hold
-// then ends as lost and our node goes if it is still there. It returns
-// errHoldChanged when w was a re-entry that did not happen.
+// then ends as lost, as if its watch had seen it go, and the caller, told
+// errHoldChanged, looks again and reaps it (reapIfLost).
 func (m *Mutex) writeDepth(ctx context.Context, w countWrite) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.base.Session.Timeout())
-	stat, err := m.writeCount(wctx, w.node, m.record(w.owner, w.depth), w.version)
+	stat, err := m.writeCount(wctx, w.node.Path(), m.record(w.owner, w.depth), w.version)
 	cancel()
 
 	m.mu.Lock()
-	switch {
-	case m.ends != w.hold: // lost while we wrote, and reaped
-		m.mu.Unlock()
-		if w.delta < 0 {
-			return m.reportLost(w.owner)
-		}
-		return errHoldChanged
-	case err == nil:
+	same := m.slot.HeldLocked() == w.node && m.count > 0 // not reaped while we wrote
+	if same && err == nil {
 		m.count, m.version = w.depth, stat.Version
-		m.mu.Unlock()
-		return nil
 	}
-	why := fmt.Errorf("%w: %w: %w", zklocks.ErrLockLost, errCountWrite, err)
-	owed := m.count
-	if w.delta < 0 {
-		owed-- // this Unlock is answered now
-	}
-	m.loseLocked(owed, why)
 	m.mu.Unlock()
-	_ = m.release(ctx, why)
-	if w.delta < 0 {
-		return why
+	if same && err != nil {
+		w.node.Monitor().Lose(fmt.Errorf("%w: %w: %w", zklocks.ErrLockLost, errCountWrite, err))
 	}
-	return errHoldChanged
+	if !same || err != nil {
+		return errHoldChanged
+	}
+	return nil
 }
 
 // writeCount sets our node's data at version. When the connection goes
-// while the write is in flight, its outcome is unknown; once the client is
-// back (same session) it reads the node: as its only writer we know that
-// the version we wrote at means the write was not applied (write again),
-// and that one more, with our data, means it was. Anything else is
-// someone else's write (ErrBadVersion), a deleted node (ErrNoNode) or
-// another session's node (zklocks.ErrLockLost): the hold is lost. It
-// gives up when ctx ends (the caller bounds it by a session timeout: past
-// that, an unreachable ensemble has expired the session).
+// while the write is in flight, its outcome is unknown: readBack settles
+// it, and a write that was not applied is sent again. It gives up when
+// ctx ends (the caller bounds it by a session timeout: past that, an
+// unreachable ensemble has expired the session).
 func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, version int32) (*zk.Stat, error) {
-	sid := m.base.Session.Conn().SessionID()
+	sid := m.base.Client.Conn.SessionID()
 	for {
 		st, err := m.base.Client.Set(ctx, node, data, version)
 		if err == nil || !zkop.Transient(err) || ctx.Err() != nil {
@@ -107,20 +141,25 @@ func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, versio
 }
 
 // readBack reads our node after a count write with an unknown outcome,
-// once the connection is back, and says whether the write was applied.
+// once the session is back, and says whether the write was applied. As
+// the node's only writer we know that the version we wrote at means it
+// was not, and one more, with our data, that it was. Anything else is
+// someone else's write (ErrBadVersion), a deleted node (ErrNoNode) or
+// another session's node (zklocks.ErrLockLost): the hold is lost.
 func (m *Mutex) readBack(ctx context.Context, node string, data []byte, version int32, sid int64) (*zk.Stat, bool, error) {
+	c := m.base.Client
 	var b zkop.Backoff
 	for {
 		if err := b.Sleep(ctx); err != nil {
 			return nil, false, err
 		}
-		if m.base.Session.Conn().State() != zk.StateHasSession {
-			continue // do not queue a read in go-zookeeper while it is cut off
+		if err := c.AwaitSession(ctx, 0); err != nil { // do not queue a read while cut off
+			return nil, false, err // ctx's end, or the connection closed
 		}
-		got, st, err := m.base.Client.GetSynced(ctx, node) // the write's answer was never seen
+		got, st, err := c.GetSynced(ctx, node) // synced: the write's answer was never seen
 		switch {
 		case err != nil && zkop.Transient(err) && ctx.Err() == nil:
-			// Still cut off: look again.
+			// Cut off again: look again.
 		case err != nil:
 			return nil, false, err
 		case st.EphemeralOwner != sid:

@@ -29,36 +29,6 @@ func OwnerFrom(ctx context.Context) (string, bool) {
 	return owner, owner != ""
 }
 
-// CountMode says where a hold's re-entry count is kept.
-type CountMode int
-
-const (
-	// InMemory keeps the count in the Mutex only, as Curator's
-	// InterProcessMutex does: a re-entry or an inner Unlock costs no
-	// ZooKeeper request. The node's data names the holder but carries no
-	// count. This is the default.
-	InMemory CountMode = iota
-	// InNode also keeps the count in the node's data, as notes 001 §4.2
-	// describe: every re-entry and every inner Unlock is one versioned
-	// setData, so inspection shows the current depth. A write that is
-	// refused (BadVersion: someone else wrote to our node; NoNode: it was
-	// deleted) or can not be made within a session timeout ends the hold
-	// as lost; one whose answer a connection blip took is read back.
-	InNode
-)
-
-// String returns "memory" or "node", the words used in the node data and
-// in the benchmark names.
-func (c CountMode) String() string {
-	switch c {
-	case InMemory:
-		return "memory"
-	case InNode:
-		return "node"
-	}
-	return fmt.Sprintf("CountMode(%d)", int(c))
-}
-
 // Holder is what a reentrant lock writes into its node: who is waiting for
 // or holding the lock. It is stored as one JSON object, for example
 //

@@ -21,15 +21,6 @@ var (
 	ErrNotOwner = errors.New("not the owner")
 )
 
-// WithCountMode chooses where the re-entry count is kept (default
-// InMemory). A mode that is neither makes New fail with
-// zklocks.ErrBadOption.
-func WithCountMode(c CountMode) zklocks.Option {
-	return func(o *lockopt.Options) { o.Set(optMode, c) }
-}
-
-const optMode = "reentrant.WithCountMode"
-
 // Mutex is one contender for a re-entrant lock on one path. Many owners in
 // a process may share a Mutex: the one that holds it re-enters freely, the
 // others wait, in this process, until it has fully released the lock, and
@@ -39,8 +30,7 @@ type Mutex struct {
 	base *lockbase.Base // its client sends every request: the queue's and the count writes of InNode
 	q    *lockq.Queue
 	mode CountMode
-	host string
-	pid  int
+	self Holder // our node's data but the owner and the count: host, pid, mode
 
 	// step serialises the holder's count changes and the release, so that
 	// two goroutines of one owner cannot interleave a count write with the
@@ -50,47 +40,32 @@ type Mutex struct {
 
 	mu   sync.Mutex  // guards the slot and the fields below; never held across a request
 	slot *lockq.Slot // the one contender: idle, acquiring or held
-	// taken is the turn: true while an owner holds or acquires the node,
-	// or its release is still under way. The owners of this Mutex wait
-	// for it here, not on ZooKeeper; freed is closed when it is given
-	// back.
-	taken   bool
-	freed   chan struct{}
+	// turn is taken while an owner holds or acquires the node, or its
+	// release is still under way: the other owners of this Mutex wait for
+	// it here, not on ZooKeeper. nil when free; closed when given back.
+	turn    chan struct{}
 	owner   string // who acquires or holds the slot's node; "" if nobody
 	count   int    // the hold's depth; 0 while acquiring
-	ends    int    // holds ended so far: a count write tells by it that its hold ended under it
 	version int32  // InNode: the node's data version after our last write
 	owed    map[string]*debt
 	last    *debt // the lost hold Token reports until its Unlocks are answered
 }
 
-// debt is what the owner of a lost hold is still owed: Unlocks, each of
-// which answers with the loss instead of zklocks.ErrNotLocked.
-type debt struct {
-	left  int
-	err   error
-	token int64 // the lost hold's fencing token
-}
-
 // New returns a Mutex for the lock at path on session s. It checks its
 // arguments and sends no request.
 func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
-	mode := InMemory
-	b, err := lockbase.Open("reentrant", s, path, opts, func(o *lockopt.Options) error {
-		if c, ok := lockopt.Take[CountMode](o, optMode); ok {
-			mode = c
-		}
-		if mode != InMemory && mode != InNode {
-			return fmt.Errorf("%w: unknown count mode %d", zklocks.ErrBadOption, int(mode))
-		}
-		return nil
+	var mode CountMode
+	b, err := lockbase.Open("reentrant", s, path, opts, func(o *lockopt.Options) (err error) {
+		mode, err = takeMode(o)
+		return err
 	}, oplog.Reason{Err: errCountWrite, Name: oplog.ReasonCountWrite})
 	if err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
 	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL, Lost: zklocks.ErrLockLost}),
-		mode: mode, host: host, pid: os.Getpid(), freed: make(chan struct{}), owed: map[string]*debt{}}
+		mode: mode, self: Holder{Host: host, PID: os.Getpid(), Mode: mode.String()},
+		owed: map[string]*debt{}}
 	m.slot = lockq.NewSlot(&m.mu, m.q)
 	return m, nil
 }

@@ -12,12 +12,21 @@ import (
 
 // This file is the layer in front of the queue, as Curator's
 // InterProcessMutex sits on LockInternals: which owner has the Mutex's one
-// node, its depth, the turns the other owners of the Mutex take, and the
-// Unlocks owed to a hold that was lost.
+// node and how deep, the turns the other owners of the Mutex take, and the
+// Unlocks owed to a hold that was lost. The node itself, its watch and its
+// log are the lockq.Slot's.
 
 // errHoldChanged says the hold a step was meant for ended before the step
 // touched it: look at the Mutex again.
 var errHoldChanged = errors.New("reentrant: hold changed")
+
+// debt is what the owner of a lost hold is still owed: Unlocks, each of
+// which answers with the loss instead of zklocks.ErrNotLocked.
+type debt struct {
+	left  int
+	err   error
+	token int64 // the lost hold's fencing token
+}
 
 // reenter is step 0 for owner: when it holds the lock, one more level.
 // done is false, and nothing changed, when it does not hold the lock.
@@ -50,12 +59,12 @@ func (m *Mutex) reenter(ctx context.Context, owner string) (done bool, err error
 // turn now; look again. TryLock (wait false) does not wait.
 func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start time.Time) (bool, error) {
 	m.mu.Lock()
-	if !m.taken {
-		m.taken, m.owner, m.count = true, owner, 0
+	if m.turn == nil {
+		m.turn, m.owner, m.count = make(chan struct{}), owner, 0
 		m.mu.Unlock()
 		return true, nil
 	}
-	other, acquiring, freed := m.owner, m.count == 0, m.freed
+	other, acquiring, freed := m.owner, m.count == 0, m.turn
 	var lost <-chan struct{} // nil while acquiring or ending: only the free turn can come then
 	if n := m.slot.HeldLocked(); n != nil && !acquiring {
 		lost = n.Monitor().Done()
@@ -93,25 +102,21 @@ func (m *Mutex) take(ctx context.Context, owner string, wait bool, start time.Ti
 		func(n *lockq.Node) error { return m.lock(ctx, owner, n, wait) })
 
 	m.mu.Lock()
-	if err == nil {
-		m.count, m.version, m.last = 1, 0, nil // a new hold: Token is its token now
-		m.mu.Unlock()
-		return nil
+	defer m.mu.Unlock()
+	if err != nil {
+		m.owner = ""
+		m.giveTurnLocked()
+		return err
 	}
-	m.endLocked()
-	m.mu.Unlock()
-	m.giveTurn()
-	return err
+	m.count, m.version, m.last = 1, 0, nil // a new hold: Token is its token now
+	return nil
 }
 
-// giveTurn frees the turn once the slot is idle again, and wakes every
-// owner waiting for it.
-func (m *Mutex) giveTurn() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.taken = false
-	close(m.freed)
-	m.freed = make(chan struct{})
+// giveTurnLocked frees the turn once the slot is idle again, and wakes
+// every owner waiting for it.
+func (m *Mutex) giveTurnLocked() {
+	close(m.turn)
+	m.turn = nil
 }
 
 // move changes owner's depth by delta (+1 a re-entry, -1 an Unlock) and
@@ -129,15 +134,14 @@ func (m *Mutex) move(ctx context.Context, owner string, delta int) error {
 	depth, hl := m.count+delta, m.slot.LogLocked()
 	switch {
 	case depth == 0:
-		m.endLocked()
+		m.owner, m.count = "", 0
 		m.mu.Unlock()
-		return m.release(ctx, nil)
+		return m.release(ctx)
 	case m.mode == InMemory:
 		m.count = depth
 		m.mu.Unlock()
 	default:
-		w := countWrite{owner: owner, delta: delta, depth: depth, hold: m.ends,
-			node: m.slot.HeldLocked().Path(), version: m.version}
+		w := countWrite{owner: owner, depth: depth, node: m.slot.HeldLocked(), version: m.version}
 		m.mu.Unlock()
 		if err := m.writeDepth(ctx, w); err != nil {
 			return err
@@ -151,12 +155,12 @@ func (m *Mutex) move(ctx context.Context, owner string, delta int) error {
 	return nil
 }
 
-// reapIfLost ends the hold if the watch on its node has seen it lost:
-// its owner's levels become Unlocks owed, and its node is deleted, for it
-// may still exist (the client was cut off but its session lived on). The
-// delete waits at most until ctx ends or a session timeout passes; what is
-// left is done in the background, so a waiter that reaps a lost hold is
-// not held up past its own deadline.
+// reapIfLost ends the hold if it has been lost (its watch saw the node
+// go, or an InNode count write failed): its owner's levels become Unlocks
+// owed, and its node is deleted, for it may still exist (the client was cut off
+// but its session lived on). The delete waits at most until ctx ends or
+// a session timeout passes; what is left is done in the background, so a
+// waiter that reaps a lost hold is not held up past its own deadline.
 func (m *Mutex) reapIfLost(ctx context.Context) {
 	m.mu.Lock()
 	why := m.slot.LostLocked()
@@ -164,44 +168,35 @@ func (m *Mutex) reapIfLost(ctx context.Context) {
 		m.mu.Unlock()
 		return
 	}
-	m.loseLocked(m.count, why)
+	m.oweLocked(why)
 	m.mu.Unlock()
 	cctx, cancel := context.WithTimeout(ctx, m.base.Session.Timeout())
 	defer cancel()
-	_ = m.release(cctx, nil) // zklocks.ErrLockLost: the loss is recorded already
+	_ = m.release(cctx) // zklocks.ErrLockLost: the loss is recorded already
 }
 
-// release deletes the node of the hold just ended (why, when not nil, is
-// the loss that ended it, which the watch did not see) and gives the turn
-// to the next owner.
-func (m *Mutex) release(ctx context.Context, why error) error {
-	defer m.giveTurn()
-	if why != nil {
-		m.slot.Drop(ctx, why)
-		return why
+// oweLocked ends the hold as lost: its owner's levels become Unlocks owed,
+// each answered with why, and Token reports the lost hold's token until
+// they are answered.
+func (m *Mutex) oweLocked(why error) {
+	d := m.owed[m.owner]
+	if d == nil {
+		d = &debt{}
+		m.owed[m.owner] = d
 	}
-	return m.slot.Unlock(ctx, zklocks.ErrNotLocked)
+	d.left, d.err, d.token = d.left+m.count, why, m.slot.HeldLocked().Token()
+	m.owner, m.count, m.last = "", 0, d
 }
 
-// loseLocked ends the hold as lost, leaving its owner owed Unlocks that
-// answer with why. The hold's token stays what Token reports until they
-// are answered.
-func (m *Mutex) loseLocked(owed int, why error) {
-	m.last = nil
-	if owed > 0 {
-		d := m.owed[m.owner]
-		if d == nil {
-			d = &debt{}
-			m.owed[m.owner] = d
-		}
-		d.left, d.err, d.token = d.left+owed, why, m.slot.HeldLocked().Token()
-		m.last = d
-	}
-	m.endLocked()
+// release deletes the node of the hold just ended and gives the turn to
+// the next owner.
+func (m *Mutex) release(ctx context.Context) error {
+	err := m.slot.Unlock(ctx, zklocks.ErrNotLocked)
+	m.mu.Lock()
+	m.giveTurnLocked()
+	m.mu.Unlock()
+	return err
 }
-
-// endLocked records that the hold, or the acquisition, is over.
-func (m *Mutex) endLocked() { m.owner, m.count, m.ends = "", 0, m.ends+1 }
 
 // reportLost answers one Unlock owed to owner's lost hold.
 func (m *Mutex) reportLost(owner string) error {

@@ -142,23 +142,6 @@ func (s *Slot) Release(ctx context.Context) (held bool, err error) {
 	return true, err
 }
 
-// Drop ends a hold the lock no longer trusts, though its watch saw
-// nothing (the re-entrant lock's count write was refused): why is logged
-// as the loss and kept for Err, and the node is deleted if it is still
-// there. Nothing is done when the slot does not hold.
-func (s *Slot) Drop(ctx context.Context, why error) {
-	s.mu.Lock()
-	if s.state != slotHeld {
-		s.mu.Unlock()
-		return
-	}
-	n, hl := s.cur, s.log
-	s.state, s.cur, s.log, s.lost = slotIdle, nil, nil, why
-	s.mu.Unlock()
-	hl.Lost(ctx, why)
-	_ = s.k.Release(ctx, n) // its answer adds nothing to why
-}
-
 // LogLocked is the hold's operation log, nil when logging is off or the
 // slot does not hold; layers that add events to a hold (re-entry) write
 // them there.
