@@ -108,14 +108,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client side (this process) to this file")
 	fs.StringVar(&f.render, "render", "", "run nothing: render README.md, bench.txt and the figures into -out from a results.json a run wrote")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return f, err
-		}
-		return f, usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return f, usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
+	if err := parse(fs, args); err != nil {
+		return f, err
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		f.variantsSet = f.variantsSet || fl.Name == "variants"
@@ -147,7 +141,7 @@ func parseCounts(s, flag string, least int) ([]int, error) {
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseBenchFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, errHelp) {
 		return nil
 	}
 	if err != nil {

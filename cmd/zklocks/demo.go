@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -93,21 +92,8 @@ func newDemoFlags(name, help string, stderr io.Writer) *demoFlags {
 	return f
 }
 
-// parse parses args; it returns errHelp (ensemble.go's) after -h, which
-// has printed the usage, and a usageError for any
-// other mistake, including arguments left over.
-func (f *demoFlags) parse(args []string) error {
-	if err := f.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err.Error()}
-	}
-	if f.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected arguments %q", f.Args())}
-	}
-	return nil
-}
+// parse parses args (see the package's parse).
+func (f *demoFlags) parse(args []string) error { return parse(f.FlagSet, args) }
 
 // ensemble returns the servers the demo uses: -servers, else ZK_SERVERS,
 // else the ensemble of zklocks ensemble up; without any, it starts a local

@@ -61,7 +61,9 @@ func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *string) {
 	return fs, state
 }
 
-// parse parses flags and turns a flag error into a usageError (-h is not an error).
+// parse parses the flags of a command that takes no arguments: it returns
+// errHelp after -h (the usage is printed, and the command does nothing
+// more) and a usageError for a bad flag or an argument left over.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -70,7 +72,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return usageError{err.Error()}
 	}
 	if fs.NArg() > 0 {
-		return usageError{"unexpected arguments: " + strings.Join(fs.Args(), " ")}
+		return usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
 	}
 	return nil
 }

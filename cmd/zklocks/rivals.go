@@ -76,14 +76,8 @@ func parseRivalsFlags(args []string, stderr io.Writer) (rivalsFlags, error) {
 	fs.DurationVar(&f.opts.TTL, "ttl", 10*time.Second, "etcd's lease, Redis's and Redlock's key expiry")
 	fs.DurationVar(&f.opts.RetryPause, "retry-pause", 10*time.Millisecond, "Redis's and Redlock's pause between tries (drawn from half to one and a half of it)")
 	fs.StringVar(&f.out, "out", "", "also write the Markdown report to this file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return f, err
-		}
-		return f, usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return f, usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
+	if err := parse(fs, args); err != nil {
+		return f, err
 	}
 	for _, s := range strings.Split(systems, ",") {
 		s = strings.TrimSpace(s)
@@ -239,7 +233,7 @@ func perAcquisition(before, after float64, errBefore, errAfter error, acquisitio
 
 func runRivals(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseRivalsFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, errHelp) {
 		return nil
 	}
 	if err != nil {
