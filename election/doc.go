@@ -26,11 +26,18 @@
 //
 // # Through the code
 //
+// A Campaign call goes:
+//
 //	Election.Campaign      election/election.go    checks, prefixes errors
 //	lockq.Slot.Take        internal/lockq/slot.go  idle -> campaigning -> leading, the log
 //	Election.campaign      election/recipe.go      the steps (the lock's, with the value)
 //	lockq.Queue            internal/lockq          join, line, await the predecessor
-//	Election.observe       election/recipe.go      the head's value, its watch, again
+//
+// and an Observe call:
+//
+//	Election.Observe       election/election.go    reports each term once, the newest
+//	Election.observe       election/election.go    again when the watch fires, backoff
+//	Election.lookAtHead    election/recipe.go      the head's value and its watch
 //
 // # Guarantees
 //

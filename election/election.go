@@ -10,6 +10,7 @@ import (
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/lockbase"
 	"github.com/zklocks/zklocks/internal/lockq"
+	"github.com/zklocks/zklocks/internal/zkop"
 )
 
 // ErrNoLeader is Leader's answer when nobody campaigns.
@@ -144,6 +145,39 @@ func (e *Election) Observe(ctx context.Context) <-chan Leader {
 	}()
 	return out
 }
+
+// observe runs the follower's recipe (lookAtHead, recipe.go) until ctx
+// ends: it looks again each time the watch fires, and after an error
+// that retrying can mend (the connection lost) once a backoff has passed.
+// It returns ctx's error, or the first error that retrying can not mend
+// (no read permission, the connection closed).
+func (e *Election) observe(ctx context.Context, report func(Leader)) error {
+	var pace zkop.Backoff
+	for ctx.Err() == nil {
+		wake, err := e.lookAtHead(ctx, report)
+		if err != nil {
+			if !zkop.Transient(err) {
+				return err
+			}
+			if err := pace.Sleep(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		pace = zkop.Backoff{}
+		select {
+		case ev := <-wake:
+			if ev.Type != zk.EventNotWatching && wake != closed {
+				e.q.Client().Notified() // counted in Stats, as every lock counts its events
+			}
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err()
+}
+
+// closed is a watch that has already fired: lookAtHead's "look again".
+var closed = func() chan zk.Event { c := make(chan zk.Event); close(c); return c }()
 
 // Term returns the current term's token, the czxid of this candidate's
 // node, while it leads, or 0. Token is the same (zklocks.Locker).

@@ -9,7 +9,6 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/lockq"
-	"github.com/zklocks/zklocks/internal/zkop"
 )
 
 // campaign is the recipe of ZooKeeper's recipes page for leader election,
@@ -61,43 +60,20 @@ func (e *Election) campaign(ctx context.Context, n *lockq.Node, value []byte, wa
 	}
 }
 
-// observe is what a follower of the election runs: find the head of the
-// queue, read its value with a data watch, report it, and wait for that
-// watch. ZooKeeper's DataTree.deleteNode fires NodeDeleted, and setData
-// NodeDataChanged, on a node's data watches: the head's node deleted, a
-// new term may begin; its data rewritten by someone, look again (the
-// same term is not reported twice). Only the head is watched, so a candidate joining or giving up
-// behind it wakes no observer. With no candidate, it watches the
-// children of the path for the first one. It returns ctx's error, or the
-// first error that retrying can not mend (no read permission, the
-// connection closed).
-func (e *Election) observe(ctx context.Context, report func(Leader)) error {
-	var pace zkop.Backoff
-	for ctx.Err() == nil {
-		wake, err := e.lookAtHead(ctx, report)
-		if err != nil {
-			if !zkop.Transient(err) {
-				return err
-			}
-			if err := pace.Sleep(ctx); err != nil {
-				return err
-			}
-			continue
-		}
-		pace = zkop.Backoff{}
-		select {
-		case ev := <-wake:
-			if ev.Type != zk.EventNotWatching && wake != closed {
-				e.q.Client().Notified() // counted in Stats, as every lock counts its events
-			}
-		case <-ctx.Done():
-		}
-	}
-	return ctx.Err()
-}
-
-// lookAtHead reports the head of the queue, if there is one, and returns
-// the watch that fires when it may have changed.
+// lookAtHead is one round of the recipe a follower of the election runs
+// (Observe repeats it, election.go):
+//
+//  1. List the candidates, with no watch, and take the head of the queue.
+//  2. Read the head's value with a data watch, and report it.
+//  3. Return that watch. ZooKeeper's DataTree.deleteNode fires NodeDeleted,
+//     and setData NodeDataChanged, on a node's data watches: the head's
+//     node deleted, a new term may begin; its data rewritten by someone,
+//     look again (Observe does not report the same term twice).
+//
+// Only the head is watched, so a candidate joining or giving up behind it
+// wakes no observer. With no candidate, the watch is on the children of
+// the path (on the path itself before anyone made it), for the first
+// candidate. A closed channel means: look again now.
 func (e *Election) lookAtHead(ctx context.Context, report func(Leader)) (<-chan zk.Event, error) {
 	c := e.q.Client()
 	kids, err := c.Children(ctx, e.base.Path) // no watch: joins behind the head wake nobody
@@ -134,6 +110,3 @@ func (e *Election) lookAtHead(ctx context.Context, report func(Leader)) (<-chan 
 	report(Leader{Value: data, Node: head, Term: stat.Czxid})
 	return ev, nil
 }
-
-// closed is a watch that has already fired.
-var closed = func() chan zk.Event { c := make(chan zk.Event); close(c); return c }()
