@@ -9,14 +9,16 @@ import (
 	"strings"
 )
 
-// The Chinese edition, docs/zh, summarises the English chapters. It is
-// kept in step by the checks every page gets (its links, anchors, Go names
-// and test commands must match the repository) and by these:
+// The Chinese edition, docs/zh, translates the lesson layer of each
+// English chapter (the part above "## Deep dive"; the deep dives stay in
+// English and are linked). It is kept in step by the checks every page
+// gets (its links, anchors, Go names and test commands must match the
+// repository) and by these:
 //
-//   - every English chapter docs/NN-name.md has a summary docs/zh/NN-*.md
-//     (reported in docs/zh/README.md, the edition's map, so that a new
-//     chapter shows up as the edition's problem), and each summary has an
-//     English chapter of its number and links to it;
+//   - every English chapter docs/NN-name.md has a Chinese chapter
+//     docs/zh/NN-*.md (reported in docs/zh/README.md, the edition's map, so
+//     that a new chapter shows up as the edition's problem), and each
+//     Chinese chapter has an English chapter of its number and links to it;
 //   - every page of docs/zh links to at least one English page of docs/
 //     that exists (a reader can always reach the full text);
 //   - docs/zh/README.md links every page of docs/zh.
