@@ -12,6 +12,18 @@
 // WithData. Its Lock and Unlock take the write lock, RLock and RUnlock
 // the read lock; Writer and Reader give each side as a zklocks.Locker.
 //
+// # Through the code
+//
+// A Lock or RLock call goes:
+//
+//	Mutex.Lock, RLock      rwlock/mutex.go         the writer's or the reader's Side
+//	Side.Lock              rwlock/side.go          prefixes errors
+//	Side.acquire           rwlock/side.go          checks both sides (Mutex.begin), notes a downgrade
+//	lockq.Slot.Acquire     internal/lockq/slot.go  acquiring -> held, the log
+//	Mutex.lock             rwlock/recipe.go        sequential's steps, waiting only for Side.blocks
+//	lockq.Queue            internal/lockq          join, line (Line.Only), await the predecessor
+//	Mutex.writeHoldLasted  rwlock/side.go          a downgrade: our write node lived until our reader's
+//
 // # The recipe
 //
 //  1. Join: create <path>/_c_<guid>-__WRIT__ (a writer) or

@@ -3,8 +3,6 @@ package rwlock
 import (
 	"context"
 	"errors"
-	"fmt"
-	"path"
 	"sync"
 
 	"github.com/zklocks/zklocks"
@@ -51,8 +49,8 @@ type Mutex struct {
 	base *lockbase.Base
 	q    *lockq.Queue
 
-	mu   sync.Mutex
-	w, r side
+	mu   sync.Mutex // guards both sides' slots, so that each checks the other's
+	w, r Side
 }
 
 // New returns a Mutex for the lock at path on session s. It checks its
@@ -68,37 +66,9 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 		return nil, err
 	}
 	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{Data: data, ACL: b.ACL, Lost: zklocks.ErrLockLost})}
-	m.w = side{m: m, slot: lockq.NewSlot(&m.mu, m.q)}
-	m.r = side{m: m, slot: lockq.NewSlot(&m.mu, m.q), read: true}
+	m.w = Side{m: m, slot: lockq.NewSlot(&m.mu, m.q)}
+	m.r = Side{m: m, slot: lockq.NewSlot(&m.mu, m.q), read: true}
 	return m, nil
-}
-
-// begin starts an acquisition of side s with node n, if the Mutex's
-// state allows it.
-func (m *Mutex) begin(s *side, n *lockq.Node) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	w := m.w.slot.HeldLocked()
-	switch {
-	case !s.slot.IdleLocked():
-		return zklocks.ErrAlreadyLocked
-	case s == &m.w && !m.r.slot.IdleLocked():
-		return ErrUpgrade
-	case s == &m.r && m.w.slot.AcquiringLocked():
-		// Our read node could land ahead of our write node, and the write
-		// lock would then wait for our own reader.
-		return zklocks.ErrAlreadyLocked
-	case s == &m.r && m.w.slot.LostLocked() != nil:
-		// A downgrade promises that no writer got in since our write; a
-		// lost write hold can not keep that promise.
-		return fmt.Errorf("%w: %w", ErrDowngrade, m.w.slot.LostLocked())
-	}
-	s.own = ""
-	if s == &m.r && w != nil {
-		s.own = path.Base(w.Path())
-	}
-	s.slot.BeginLocked(n)
-	return nil
 }
 
 // Lock takes the write lock: it joins the queue and waits until no node
@@ -108,103 +78,42 @@ func (m *Mutex) begin(s *side, n *lockq.Node) error {
 // while it holds or acquires the read lock. Whenever it fails, its node
 // is gone from the ensemble before it returns or, when the ensemble can
 // not be reached, is deleted in the background as soon as it can be.
-func (m *Mutex) Lock(ctx context.Context) error { return m.base.Fail("lock", m.w.acquire(ctx, true)) }
+func (m *Mutex) Lock(ctx context.Context) error { return m.w.Lock(ctx) }
 
 // TryLock takes the write lock only if nobody is in the queue, without
 // waiting; it fails with zklocks.ErrLocked otherwise.
-func (m *Mutex) TryLock(ctx context.Context) error {
-	return m.base.Fail("trylock", m.w.acquire(ctx, false))
-}
+func (m *Mutex) TryLock(ctx context.Context) error { return m.w.TryLock(ctx) }
 
 // Unlock releases the write lock by deleting its node. It returns
 // zklocks.ErrNotLocked when the write lock is not held, and zklocks.ErrLockLost when the
 // hold had already been lost. When the ensemble can not be reached the
 // delete goes on in the background, and Unlock returns nil.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.w.release(ctx)) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.w.Unlock(ctx) }
 
 // RLock takes the read lock: it joins the queue and waits until no
 // writer is ahead of its node (readers ahead of it do not count). While
 // this Mutex holds the write lock, RLock downgrades: it does not wait,
 // and fails with ErrDowngrade when another writer is already waiting.
 // Its other errors are Lock's, but for ErrUpgrade.
-func (m *Mutex) RLock(ctx context.Context) error { return m.base.Fail("rlock", m.r.acquire(ctx, true)) }
+func (m *Mutex) RLock(ctx context.Context) error { return m.r.Lock(ctx) }
 
 // TryRLock takes the read lock only if no writer is in the queue, without
 // waiting; it fails with zklocks.ErrLocked otherwise.
-func (m *Mutex) TryRLock(ctx context.Context) error {
-	return m.base.Fail("tryrlock", m.r.acquire(ctx, false))
-}
+func (m *Mutex) TryRLock(ctx context.Context) error { return m.r.TryLock(ctx) }
 
 // RUnlock releases the read lock, as Unlock does the write lock.
-func (m *Mutex) RUnlock(ctx context.Context) error { return m.base.Fail("runlock", m.r.release(ctx)) }
+func (m *Mutex) RUnlock(ctx context.Context) error { return m.r.Unlock(ctx) }
 
 // Writer returns the write side of m as a zklocks.Locker: Lock, TryLock
 // and Unlock are m's, Token and Done those of the write hold.
-func (m *Mutex) Writer() *Side { return &Side{m: m, s: &m.w} }
+func (m *Mutex) Writer() *Side { return &m.w }
 
 // Reader returns the read side of m as a zklocks.Locker: its Lock,
 // TryLock and Unlock are m's RLock, TryRLock and RUnlock, Token and Done
 // those of the read hold. The Locker contract's exclusion holds between a
 // reader and a writer only: readers share the lock.
-func (m *Mutex) Reader() *Side { return &Side{m: m, s: &m.r} }
+func (m *Mutex) Reader() *Side { return &m.r }
 
 // Stats returns the requests m has sent and the watch events it has
 // received, both sides together.
 func (m *Mutex) Stats() zklocks.Stats { return m.base.Stats() }
-
-// Side is the reader or the writer of a Mutex, as a zklocks.Locker.
-type Side struct {
-	m *Mutex
-	s *side
-}
-
-var _ zklocks.Locker = (*Side)(nil)
-
-// Lock is the Mutex's Lock for the writer, RLock for the reader.
-func (v *Side) Lock(ctx context.Context) error {
-	if v.s.read {
-		return v.m.RLock(ctx)
-	}
-	return v.m.Lock(ctx)
-}
-
-// TryLock is the Mutex's TryLock for the writer, TryRLock for the reader.
-func (v *Side) TryLock(ctx context.Context) error {
-	if v.s.read {
-		return v.m.TryRLock(ctx)
-	}
-	return v.m.TryLock(ctx)
-}
-
-// Unlock is the Mutex's Unlock for the writer, RUnlock for the reader.
-func (v *Side) Unlock(ctx context.Context) error {
-	if v.s.read {
-		return v.m.RUnlock(ctx)
-	}
-	return v.m.Unlock(ctx)
-}
-
-// Token returns the fencing token of this side's current hold, the czxid
-// of its node, or 0 when it holds nothing. Tokens grow in queue order, so
-// a writer's token is larger than that of every hold before it; readers
-// that share the lock have tokens in the order they queued.
-func (v *Side) Token() int64 { return v.s.slot.Token() }
-
-// Done returns a channel that is closed when this side's current hold
-// ends (released, or lost: node deleted, session expired, or cut off so
-// long that the servers may soon expire the session); a closed channel
-// when it holds nothing. Like every Done of this module it comes late for a paused
-// process: fence the resource with Token.
-func (v *Side) Done() <-chan struct{} { return v.s.slot.Done() }
-
-// Err returns why this side's last hold was lost, wrapped in zklocks.ErrLockLost;
-// nil while it holds (and has not lost) the lock, after a plain release,
-// and before its first hold.
-func (v *Side) Err() error { return v.s.slot.Err() }
-
-// Node returns the full path of this side's node while it holds or
-// acquires the lock, "" otherwise.
-func (v *Side) Node() string { return v.s.slot.Node() }
-
-// Stats is the Mutex's Stats (both sides share one client).
-func (v *Side) Stats() zklocks.Stats { return v.m.Stats() }

@@ -18,8 +18,8 @@ import (
 // queue in one line, so both are served in the order they came and a
 // stream of readers can not starve a writer. Only what a contender waits
 // for differs: a writer waits for every node ahead of it, a reader only
-// for the writers ahead of it (side.blocks).
-func (m *Mutex) lock(ctx context.Context, s *side, n *lockq.Node, wait bool) error {
+// for the writers ahead of it (Side.blocks).
+func (m *Mutex) lock(ctx context.Context, s *Side, n *lockq.Node, wait bool) error {
 	// rwlock: the nodes that keep us waiting (nil for a writer: all).
 	blocks := s.blocks()
 
