@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -238,9 +239,13 @@ func (r Result) NotificationsPerAcquisition() float64 { return r.per(r.Notificat
 func (r Result) PacketsPerAcquisition() float64 { return r.per(r.Server.PacketsReceived) }
 
 // HandoffFloorRatio is the handoff p50 over the delete-to-notification
-// floor's p50 (0 when either is missing).
+// floor's p50, the median over the rounds of each round's handoff over
+// that round's floor (0 when either is missing).
 func (r Result) HandoffFloorRatio() float64 {
-	return ratio(r.Handoff.P50, r.Floors.Notify.P50)
+	if e := r.Estimate(FigHandoffFloor); e.N > 0 && e.Median > 0 && !math.IsInf(e.Median, 0) {
+		return e.Median
+	}
+	return 0
 }
 
 // HandoffP99FloorRatio compares the p99s.

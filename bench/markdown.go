@@ -26,8 +26,10 @@ var Peers = []string{"zk-peer", "curator", "kazoo"}
 type Headline struct {
 	N int
 	// SeqHandoffFloor is sequential's handoff p50 over the
-	// delete-to-notification floor p50: the median of its rounds over the
-	// one floor measured before the runs with N contenders.
+	// delete-to-notification floor p50, paired by round: the median of
+	// each round's handoff over the floor measured at the start of that
+	// round. (A results.json of a run that measured one floor per N gives
+	// the median of the rounds over that floor.)
 	SeqHandoffFloor Estimate
 	Seq             Result
 	HaveSeq         bool
@@ -52,9 +54,7 @@ func (r *Report) Headline(n int) Headline {
 	if !h.HaveSeq {
 		return h
 	}
-	if f := h.Seq.Floors.Notify.P50; f > 0 {
-		h.SeqHandoffFloor = h.Seq.Estimate(FigHandoffP50).Scale(1 / millis(f))
-	}
+	h.SeqHandoffFloor = h.Seq.Estimate(FigHandoffFloor)
 	for _, p := range Peers {
 		peer, ok := r.Find(p, n)
 		if !ok {
@@ -183,7 +183,7 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 		}
 		p("| %s |\n", strings.Join(cells, " | "))
 	}
-	p("\n## Floors\n\nMeasured on the same ensemble right before the runs that use them, over every pair of members ")
+	p("\n## Floors\n\nMeasured on the same ensemble at the start of every round (the table gives the first round's at each N; handoff/floor pairs each round's handoff with its own round's floor), over every pair of members ")
 	p("(create+delete: one session; notification: another session's data watch, set %v before the delete, as a waiting contender's is):\n\n", WaitGap)
 	r.writeFloors(w, true)
 	p("\n")

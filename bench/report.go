@@ -151,8 +151,8 @@ var columns = []column{
 	{"handoff p50 ms [95% CI]", func(r Result) string { return estStr(r.Estimate(FigHandoffP50)) }},
 	{"handoff p99 ms [95% CI]", func(r Result) string { return estStr(r.Estimate(FigHandoffP99)) }},
 	{"handoff max ms", func(r Result) string { return ms(r.Handoff.Max) }},
-	{"floor p50 ms", func(r Result) string { return ms(r.Floors.Notify.P50) }},
-	{"handoff/floor", func(r Result) string { return ratioStr(r.HandoffFloorRatio()) }},
+	{"floor p50 ms [95% CI]", func(r Result) string { return estStr(r.Estimate(FigFloorP50)) }},
+	{"handoff/floor [95% CI]", func(r Result) string { return ratioEst(r.Estimate(FigHandoffFloor), "") }},
 	{"release / server / wake p50 ms", func(r Result) string {
 		if r.HandoffServer.Count == 0 {
 			return "-"
@@ -338,7 +338,7 @@ func (r *Report) sortedResultsByN() []Result {
 func (r *Report) writeFloors(w io.Writer, md bool) {
 	fs, ns := r.floorSets()
 	if md {
-		fmt.Fprintf(w, "| measured before the runs with N = | samples | create+delete p50 / p99 ms | delete→notification, watcher waiting %v, p50 / p99 ms | same, back to back, p50 / p99 ms |\n|---|---:|---:|---:|---:|\n", WaitGap)
+		fmt.Fprintf(w, "| first round of the runs with N = | samples | create+delete p50 / p99 ms | delete→notification, watcher waiting %v, p50 / p99 ms | same, back to back, p50 / p99 ms |\n|---|---:|---:|---:|---:|\n", WaitGap)
 	} else {
 		fmt.Fprintf(w, "floors (create+delete; delete->notification with the watcher waiting %v; same back to back), p50/p99 ms:\n", WaitGap)
 	}

@@ -17,6 +17,11 @@ type RoundFigures struct {
 	AcquireP50   time.Duration
 	// HandoffP50 and HandoffP99 are 0 when the round had no handoff.
 	HandoffP50, HandoffP99 time.Duration
+	// FloorP50 is the delete-to-notification floor's p50 measured at the
+	// start of the round's turn (Floors.Notify), so that handoff over
+	// floor pairs two figures of the same moment of the machine; 0 when
+	// the floor was measured once for the whole run.
+	FloorP50 time.Duration `json:",omitempty"`
 }
 
 // Figure names one of the per-round figures.
@@ -29,6 +34,11 @@ const (
 	FigAcquireP50
 	FigHandoffP50
 	FigHandoffP99
+	// FigHandoffFloor is the round's handoff p50 over the floor measured
+	// in the same round (a ratio, not milliseconds).
+	FigHandoffFloor
+	// FigFloorP50 is the delete-to-notification floor of the round.
+	FigFloorP50
 )
 
 // Lower reports whether a smaller value of the figure is better.
@@ -36,7 +46,7 @@ func (f Figure) Lower() bool { return f != FigThroughput }
 
 // String names the figure for reports.
 func (f Figure) String() string {
-	return [...]string{"throughput", "acquire p50", "handoff p50", "handoff p99"}[f]
+	return [...]string{"throughput", "acquire p50", "handoff p50", "handoff p99", "handoff/floor", "floor p50"}[f]
 }
 
 // value is the figure in one round, NaN when the round has none (no
@@ -58,6 +68,10 @@ func (f Figure) value(x RoundFigures) float64 {
 		return ms(x.AcquireP50)
 	case FigHandoffP50:
 		return ms(x.HandoffP50)
+	case FigHandoffFloor:
+		return ms(x.HandoffP50) / ms(x.FloorP50)
+	case FigFloorP50:
+		return ms(x.FloorP50)
 	default:
 		return ms(x.HandoffP99)
 	}
@@ -67,11 +81,12 @@ func (f Figure) value(x RoundFigures) float64 {
 // a results.json written before rounds were kept has to offer.
 func (r Result) wholeRun() RoundFigures {
 	return RoundFigures{Acquisitions: r.Acquisitions, Elapsed: r.Elapsed, AcquireP50: r.Acquire.P50,
-		HandoffP50: r.Handoff.P50, HandoffP99: r.Handoff.P99}
+		HandoffP50: r.Handoff.P50, HandoffP99: r.Handoff.P99, FloorP50: r.Floors.Notify.P50}
 }
 
 // roundValues is fig in every round, in round order (NaN where a round
-// has none). A result without per-round figures gives its whole run.
+// has none). A result without per-round figures gives its whole run, and
+// a round without a floor of its own is compared with the run's.
 func (r Result) roundValues(fig Figure) []float64 {
 	rounds := r.PerRound
 	if len(rounds) == 0 {
@@ -79,6 +94,9 @@ func (r Result) roundValues(fig Figure) []float64 {
 	}
 	out := make([]float64, len(rounds))
 	for i, x := range rounds {
+		if x.FloorP50 == 0 {
+			x.FloorP50 = r.Floors.Notify.P50
+		}
 		out[i] = fig.value(x)
 	}
 	return out
