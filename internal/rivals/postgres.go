@@ -104,8 +104,11 @@ func (pg *Postgres) serve(ctx context.Context) error {
 	cmd := exec.Command(filepath.Join(pg.bin, "postgres"), "-D", filepath.Join(pg.dir, "data"),
 		"-p", strconv.Itoa(pg.Port), "-k", pg.dir,
 		"-c", "listen_addresses=127.0.0.1",
-		// The lock tests open a few dozen sessions at most.
-		"-c", "max_connections=100", "-c", "shared_buffers=16MB",
+		// zklocks rivals runs up to 64 contenders of the session lock and
+		// then of the transaction lock, each with a connection of its own,
+		// and the backends of the first may not all have exited when the
+		// second connects: room for both at once (100 refused N = 64).
+		"-c", "max_connections=200", "-c", "shared_buffers=16MB",
 	)
 	cmd.Dir = pg.dir
 	cmd.Env = pgEnv()
