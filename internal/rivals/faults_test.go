@@ -130,43 +130,7 @@ func testFrozenHolder(t *testing.T, s system, ttl time.Duration) {
 
 	// The second client asks while the first is frozen. Where a TTL runs
 	// out it must get in, within a bound generous for a loaded machine.
-	wait := pgFrozenWait
-	if expires {
-		wait = 2*ttl + 5*time.Second
-	}
-	wctx, wcancel := context.WithTimeout(ctx, wait)
-	err := b.Lock(wctx)
-	wcancel()
-	bEnter := time.Now()
-	var bToken int64
-	switch {
-	case expires && err != nil:
-		t.Fatalf("the second client did not get the lock within %v of the first one's freeze (TTL %v): %v", wait, ttl, err)
-	case !expires && err == nil:
-		t.Fatalf("the second client got the lock %v after the holder froze: PostgreSQL has no expiry, the frozen session still holds it",
-			ms(bEnter.Sub(stopAt)))
-	case !expires && !errors.Is(err, context.DeadlineExceeded):
-		t.Fatalf("the second client, waiting on a frozen holder: %v, want its deadline to pass", err)
-	case expires:
-		bToken = b.Token()
-		// A hold is never handed on before it could have expired: the
-		// key was set after asked (Redis, Redlock); the lease was last
-		// renewed no earlier than a third of its TTL before the freeze.
-		earliest := asked.Add(ttl)
-		if s.name == SystemEtcd {
-			earliest = stopAt.Add(ttl / 2)
-		}
-		if slack := 50 * time.Millisecond; bEnter.Before(earliest.Add(-slack)) {
-			t.Errorf("the second client got in %v after the first asked, %v after the freeze: before the TTL (%v) could run out",
-				ms(bEnter.Sub(asked)), ms(bEnter.Sub(stopAt)), ttl)
-		}
-		if s.fenced && bToken <= locked.Token {
-			t.Errorf("the second holder's token %d is not larger than the first's %d", bToken, locked.Token)
-		}
-		if err := store.Write(bToken, "B", "B's update"); err != nil {
-			t.Fatalf("the second holder's write: %v", err)
-		}
-	}
+	bEnter, bToken := secondClient(t, ctx, s, b, store, fault{"freeze", asked, stopAt, ttl, locked.Token})
 
 	contAt := time.Now()
 	a.signal(t, syscall.SIGCONT)
@@ -291,6 +255,65 @@ func TestFaultCutHolder(t *testing.T) {
 	}
 }
 
+// fault is what the second client's checks need to know of the first
+// holder's fault: its name, when the first asked for the lock, when the
+// fault began, the TTL (0: none, PostgreSQL) and the first one's token.
+type fault struct {
+	name       string
+	asked, at  time.Time
+	ttl        time.Duration
+	firstToken int64
+}
+
+// secondClient has b ask for the lock while the first holder suffers f.
+// Where a TTL runs out it must get in, within a bound generous for a
+// loaded machine, but never before the first hold could have expired; it
+// then writes to store with its token. Without a TTL it must still be
+// waiting when its deadline passes. It returns when b got in (or gave up)
+// and b's token (0 without a hold).
+func secondClient(t *testing.T, ctx context.Context, s system, b Locker, store *fence.Store, f fault) (time.Time, int64) {
+	t.Helper()
+	expires := f.ttl > 0
+	wait := pgFrozenWait
+	if expires {
+		wait = 2*f.ttl + 5*time.Second
+	}
+	wctx, wcancel := context.WithTimeout(ctx, wait)
+	err := b.Lock(wctx)
+	wcancel()
+	bEnter := time.Now()
+	switch {
+	case expires && err != nil:
+		t.Fatalf("the second client did not get the lock within %v of the %s (TTL %v): %v", wait, f.name, f.ttl, err)
+	case !expires && err == nil:
+		t.Fatalf("the second client got the lock %v after the %s: PostgreSQL has no expiry, the first session still holds it",
+			ms(bEnter.Sub(f.at)), f.name)
+	case !expires && !errors.Is(err, context.DeadlineExceeded):
+		t.Fatalf("the second client, waiting through the %s: %v, want its deadline to pass", f.name, err)
+	case !expires:
+		return bEnter, 0
+	}
+	bToken := b.Token()
+	// A hold is never handed on before it could have expired: the key was
+	// set after asked (Redis, Redlock); the lease was last renewed no
+	// earlier than a third of its TTL before the fault.
+	earliest := f.asked.Add(f.ttl)
+	if s.name == SystemEtcd {
+		earliest = f.at.Add(f.ttl / 2)
+	}
+	if slack := 50 * time.Millisecond; bEnter.Before(earliest.Add(-slack)) {
+		t.Errorf("the second client got in %v after the first asked, %v after the %s: before the TTL (%v) could run out",
+			ms(bEnter.Sub(f.asked)), ms(bEnter.Sub(f.at)), f.name, f.ttl)
+	}
+	if s.fenced && bToken <= f.firstToken {
+		t.Errorf("the second holder's token %d is not larger than the first's %d", bToken, f.firstToken)
+	}
+	if err := store.Write(bToken, "B", "B's update"); err != nil {
+		t.Fatalf("the second holder's write: %v", err)
+	}
+	return bEnter, bToken
+}
+
 // cutUnlockWait is the context of the cut holder's Unlock. Not every
 // client stops there: go-redis waits out its own read timeout (5 s by
 // default; it leaves socket deadlines to the context only when told to)
@@ -343,42 +366,7 @@ func testCutHolder(t *testing.T, s system, ttl time.Duration) {
 	links.cutOff(t)
 	cutAt := time.Now()
 
-	wait := pgFrozenWait
-	if expires {
-		wait = 2*ttl + 5*time.Second
-	}
-	wctx, wcancel := context.WithTimeout(ctx, wait)
-	err = b.Lock(wctx)
-	wcancel()
-	bEnter := time.Now()
-	var bToken int64
-	switch {
-	case expires && err != nil:
-		t.Fatalf("the second client did not get the lock within %v of the cut (TTL %v): %v", wait, ttl, err)
-	case !expires && err == nil:
-		t.Fatalf("the second client got the lock %v after the holder was cut off: the server should keep the session",
-			ms(bEnter.Sub(cutAt)))
-	case !expires && !errors.Is(err, context.DeadlineExceeded):
-		t.Fatalf("the second client, waiting on a cut-off holder: %v, want its deadline to pass", err)
-	case expires:
-		bToken = b.Token()
-		// As for a frozen holder: the key was set after asked; the lease
-		// was last renewed no earlier than a third of its TTL before the cut.
-		earliest := asked.Add(ttl)
-		if s.name == SystemEtcd {
-			earliest = cutAt.Add(ttl / 2)
-		}
-		if slack := 50 * time.Millisecond; bEnter.Before(earliest.Add(-slack)) {
-			t.Errorf("the second client got in %v after the first asked, %v after the cut: before the TTL (%v) could run out",
-				ms(bEnter.Sub(asked)), ms(bEnter.Sub(cutAt)), ttl)
-		}
-		if s.fenced && bToken <= aToken {
-			t.Errorf("the second holder's token %d is not larger than the first's %d", bToken, aToken)
-		}
-		if err := store.Write(bToken, "B", "B's update"); err != nil {
-			t.Fatalf("the second holder's write: %v", err)
-		}
-	}
+	bEnter, bToken := secondClient(t, ctx, s, b, store, fault{"cut", asked, cutAt, ttl, aToken})
 
 	// The cut holder, running all along, goes on: it writes with the token
 	// it had, then tries to release.
