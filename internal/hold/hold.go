@@ -153,6 +153,9 @@ func (m *Monitor) Acquired(ctx context.Context) {
 // Done is closed when the hold ends.
 func (m *Monitor) Done() <-chan struct{} { return m.done }
 
+// Session is the session that made the node (its ephemeral owner).
+func (m *Monitor) Session() int64 { return m.session }
+
 // Err returns why the hold ended, or nil while it lasts.
 func (m *Monitor) Err() error {
 	select {

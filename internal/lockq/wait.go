@@ -92,9 +92,11 @@ func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, e
 }
 
 // callHooks calls the wait hooks; the soonest again wins. A hook that
-// failed because our session ended (its request met the expiry, or met
-// our node already gone with it) fails the wait as the session's loss,
-// the error every other step of the wait would have given.
+// failed once our node's session has ended (its request met the expiry,
+// or ran on the connection's next session and met our node gone with the
+// old one) fails the wait as the session's loss, the error every other
+// step of the wait would have given. That is decided from the session
+// ids, not from whether our monitor has seen the expiry yet.
 func (q *Queue) callHooks(ctx context.Context, n *Node, l Line, hooks []WhileWaiting) (time.Duration, error) {
 	var soonest time.Duration
 	for _, h := range hooks {
@@ -102,8 +104,8 @@ func (q *Queue) callHooks(ctx context.Context, n *Node, l Line, hooks []WhileWai
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return 0, ctx.Err()
-		case err != nil && n.mon.Err() != nil:
-			return 0, q.lost(n.mon.Err())
+		case err != nil && (errors.Is(err, zk.ErrSessionExpired) || q.c.Conn.SessionID() != n.mon.Session()):
+			return 0, fmt.Errorf("%w (wait hook: %v)", q.lost(hold.ErrSessionExpired), err)
 		case err != nil:
 			return 0, fmt.Errorf("wait hook: %w", err)
 		case again == ListNow:
