@@ -190,7 +190,7 @@
 // clock, and gives the hold up (Done closes, Err is ErrLeaseExpired; it
 // deletes its node once it can reach the ensemble, unless a judge has
 // evicted it first) when it has gone 95% of a lease, or the lease less
-// 100ms if that is sooner, without a renewal landing, for example because
+// 200ms if that is sooner, without a renewal landing, for example because
 // it is cut off from the ensemble. A renewal
 // that finds the node gone or rewritten (NoNode, BadVersion) means the
 // holder was evicted. Its lease counts from the send time of its last

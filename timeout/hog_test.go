@@ -57,14 +57,15 @@ func TestSilencedHolderUnderACPUHogGivesUpBeforeEviction(t *testing.T) {
 
 		b := newMutex(t, zktest.Connect(t), path, timeout.WithLease(timeout.MinLease))
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		gotIt := make(chan time.Time, 1)
+		t.Cleanup(cancel) // a failed round must not leave the waiter waiting
+		type outcome struct {
+			at  time.Time
+			err error
+		}
+		gotIt := make(chan outcome, 1) // the goroutine never touches t
 		go func() {
-			if err := b.Lock(ctx); err != nil {
-				t.Errorf("round %d: waiter: %v", round, err)
-				close(gotIt)
-				return
-			}
-			gotIt <- time.Now()
+			err := b.Lock(ctx)
+			gotIt <- outcome{time.Now(), err}
 		}()
 		waitChildren(t, raw, path, 2)
 		_, err := fmt.Fprintln(child, "silence")
@@ -78,8 +79,9 @@ func TestSilencedHolderUnderACPUHogGivesUpBeforeEviction(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("round %d: the silenced holder's Done did not close within %v", round, wait)
 		}
-		held, ok := <-gotIt
-		require.True(t, ok, "round %d: the waiter did not get the lock", round)
+		got := <-gotIt
+		require.NoError(t, got.err, "round %d: the waiter", round)
+		held := got.at
 		t.Logf("round %d: the holder gave up %v before the waiter held (lease %v)",
 			round, held.Sub(gaveUp).Round(100*time.Microsecond), timeout.MinLease)
 		require.True(t, gaveUp.Before(held), "round %d: the starved holder still believed %v after the waiter held", round, gaveUp.Sub(held))
@@ -114,7 +116,9 @@ func startHogChild(t *testing.T, servers, path string) (stdin *os.File, locked <
 		for sc.Scan() {
 			var m hogMsg
 			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				continue // not ours: the test framework's own lines
+				// The child's test framework: its reason, should it fail.
+				fmt.Fprintf(os.Stderr, "hog child: %s\n", sc.Bytes())
+				continue
 			}
 			switch {
 			case m.Locked:

@@ -15,9 +15,9 @@ func TestGiveUpMarginHasAFloor(t *testing.T) {
 		lease, want time.Duration
 	}{
 		{MinLease, giveUpFloor},
-		{time.Second, giveUpFloor},
 		{2 * time.Second, giveUpFloor},
-		{4 * time.Second, 200 * time.Millisecond},
+		{4 * time.Second, giveUpFloor},
+		{8 * time.Second, 400 * time.Millisecond},
 		{10 * time.Second, 500 * time.Millisecond},
 	} {
 		got := giveUpMargin(tc.lease)

@@ -26,10 +26,10 @@ var (
 )
 
 // MinLease is the shortest lease WithLease accepts. The holder keeps at
-// least 100ms of every lease in hand for a late timer (see giveUpFloor),
+// least 200ms of every lease in hand for a late timer (see giveUpFloor),
 // and must still let two renewals, lease/3 apart, fail in a row before it
-// gives up: at MinLease it gives up 400ms after its last renewal.
-const MinLease = 500 * time.Millisecond
+// gives up: at MinLease it gives up 800ms after its last renewal.
+const MinLease = time.Second
 
 // WithLease gives every hold of this Mutex a lease of d (whole
 // milliseconds, at least MinLease): the holder records d in its node,
@@ -182,7 +182,14 @@ func (m *Mutex) unlock(ctx context.Context) error {
 	m.mu.Unlock()
 	err := m.slot.Unlock(ctx, zklocks.ErrNotLocked)
 	if r != nil {
-		<-r.exited // the release ended the hold, and so the renewals: let the last one return
+		// The release ended the hold, and so the renewals: let the last one
+		// return, but not past ctx. After a lease loss on a silent link it
+		// may be deleting our node for up to a lease; that delete goes on
+		// without us, and ends with the lease or the session.
+		select {
+		case <-r.exited:
+		case <-ctx.Done():
+		}
 	}
 	return err
 }
