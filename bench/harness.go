@@ -248,11 +248,6 @@ func (r Result) HandoffFloorRatio() float64 {
 	return 0
 }
 
-// HandoffP99FloorRatio compares the p99s.
-func (r Result) HandoffP99FloorRatio() float64 {
-	return ratio(r.Handoff.P99, r.Floors.Notify.P99)
-}
-
 // CycleFloorRatio is the mean time per acquisition (elapsed over
 // acquisitions) over the create+delete floor's p50: 1.0 means the lock
 // costs no more than its two writes.

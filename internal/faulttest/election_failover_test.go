@@ -39,7 +39,9 @@ import (
 // within three session timeouts of the fault. Each subtest logs a
 // FAULTREPORT line whose recover= is the failover, with ratio= (failover
 // over the session timeout) and ratio_last= (the same from the leader's
-// last request), for chapter 10:
+// last request the test saw: for a child process, the sync of its
+// Campaign, after which it went on pinging, so that ratio overstates),
+// for chapter 10:
 //
 //	go test -count=1 -v -run TestElectionFailover ./internal/faulttest | grep FAULTREPORT
 func TestElectionFailover(t *testing.T) {

@@ -295,8 +295,10 @@ func secondClient(t *testing.T, ctx context.Context, s system, b Locker, store *
 	}
 	bToken := b.Token()
 	// A hold is never handed on before it could have expired: the key was
-	// set after asked (Redis, Redlock); the lease was last renewed no
-	// earlier than a third of its TTL before the fault.
+	// set after asked (Redis, Redlock); the lease was renewed every third
+	// of its TTL, so it cannot end sooner than two thirds of it after the
+	// fault, and the check allows half, for the servers' rounding of the
+	// lease to whole seconds.
 	earliest := f.asked.Add(f.ttl)
 	if s.name == SystemEtcd {
 		earliest = f.at.Add(f.ttl / 2)
@@ -428,8 +430,11 @@ func testCutHolder(t *testing.T, s system, ttl time.Duration) {
 		if err := store.Write(b.Token(), "B", "B's update"); err != nil {
 			t.Fatal(err)
 		}
+		// The history only records it: B's Lock began after the heal, so no
+		// overlap can show here; that B could not get in during the cut is
+		// secondClient's check.
 		hist.add("A (cut off)", aToken, aEnter, healAt) // held on the server until then
-		hist.add("B", bToken, bEnter, time.Now())
+		hist.add("B", b.Token(), bEnter, time.Now())
 		if err := b.Unlock(ctx); err != nil {
 			t.Fatalf("the second holder's Unlock: %v", err)
 		}
@@ -448,15 +453,15 @@ func testCutHolder(t *testing.T, s system, ttl time.Duration) {
 	unlock := "no_answer(" + ms(unlockTook) + ")"
 
 	if !expires {
-		if writeErr != nil || double != 0 || state.Value != "B's update" {
-			t.Errorf("the cut holder's write: %v; %d overlapping holds; the store holds %q: want it taken (A held), none, and B's update last",
-				writeErr, double, state.Value)
+		if writeErr != nil || state.Value != "B's update" {
+			t.Errorf("the cut holder's write: %v; the store holds %q: want it taken (A held) and B's update last",
+				writeErr, state.Value)
 		}
 		faultLog(t, string(s.name), "cut-holder", "ttl=none", "cut="+ms(healAt.Sub(cutAt)),
 			"second_holder_while_cut=no", "waited="+pgFrozenWait.String(), "a_told=no",
 			"first_unlock="+unlock, "server_holds_for_cut_session="+yn(pgHeld)+"(after_its_client_gave_up)",
 			"server_tcp_keepalive="+keepalive+"(answered_by_the_proxy_here)",
-			"second_holder_after_heal="+ms(bEnter.Sub(healAt)), "double_holds=0",
+			"second_holder_after_heal="+ms(bEnter.Sub(healAt)), fmt.Sprintf("double_holds=%d", double),
 			"fenced=n/a", "late_write=none(A still held)", "store_value="+quoteValue(state.Value))
 		return
 	}

@@ -88,6 +88,9 @@ func createForSession(conn *zk.Conn, sid int64, path string, flags int32) error 
 	for {
 		_, err := conn.Create(path, nil, flags, zk.WorldACL(zk.PermAll))
 		switch {
+		case (err == nil || errors.Is(err, zk.ErrNodeExists)) && conn.SessionID() != sid:
+			// Made, but perhaps by the next session: not a probe of ours.
+			return fmt.Errorf("the session 0x%x ended while the probe was made", sid)
 		case err == nil || errors.Is(err, zk.ErrNodeExists):
 			return nil
 		case !errors.Is(err, zk.ErrConnectionClosed):
