@@ -568,6 +568,20 @@ func faultStore(t *testing.T, fenced bool) *fence.Store {
 // closeServerLater stops a test's own server after its Lockers have
 // closed (cleanups run last first): a Locker closed after its server
 // would wait for it.
+// startServer starts a server of the test's own with start, fails the
+// test (skips under -short) when it cannot, and stops it at the end.
+func startServer[S interface{ Close() error }](t *testing.T, what string, start func(context.Context) (S, error)) S {
+	t.Helper()
+	ctx, cancel := startCtx()
+	defer cancel()
+	s, err := start(ctx)
+	if err != nil {
+		cannotStart(t, what, err)
+	}
+	closeServerLater(t, s)
+	return s
+}
+
 func closeServerLater(t *testing.T, s interface{ Close() error }) {
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -607,13 +621,7 @@ func testKilledRedis(t *testing.T) {
 	verifyNoLeaks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	sctx, scancel := startCtx()
-	r, err := StartRedis(sctx, RedisConfig{})
-	scancel()
-	if err != nil {
-		cannotStart(t, "redis-server", err)
-	}
-	closeServerLater(t, r)
+	r := startServer(t, "redis-server", func(ctx context.Context) (*Redis, error) { return StartRedis(ctx, RedisConfig{}) })
 	const ttl = 2 * time.Second
 	hist := newWallHistory()
 	a := closeLater(t, NewRedisLock(r.Addr, lockName(t), Options{TTL: ttl}))
@@ -702,13 +710,7 @@ func testKilledPostgres(t *testing.T) {
 	verifyNoLeaks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	sctx, scancel := startCtx()
-	pg, err := StartPostgres(sctx)
-	scancel()
-	if err != nil {
-		cannotStart(t, "postgres", err)
-	}
-	closeServerLater(t, pg)
+	pg := startServer(t, "postgres", StartPostgres)
 	store := faultStore(t, false)
 	hist := newWallHistory()
 	open := func() *PGSessionLock {
@@ -762,7 +764,7 @@ func testKilledPostgres(t *testing.T) {
 	upAt := time.Now()
 	c := open() // the waiter, connected again
 	lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
-	err = c.Lock(lctx)
+	err := c.Lock(lctx)
 	lcancel()
 	if err != nil {
 		t.Fatalf("a client of the restarted server: %v; want the lock, which the crash forgot", err)
@@ -929,13 +931,7 @@ func testKilledEtcdLeader(t *testing.T) {
 	verifyNoLeaks(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	sctx, scancel := startCtx()
-	e, err := StartEtcd(sctx)
-	scancel()
-	if err != nil {
-		cannotStart(t, "the etcd cluster", err)
-	}
-	closeServerLater(t, e)
+	e := startServer(t, "the etcd cluster", StartEtcd)
 	// Longer than the other tests' leases: the etcd client gives a lease
 	// up, stops renewing it and ends its session, once no keep-alive has
 	// been answered for one TTL (clientv3's lessor.deadlineLoop), and an
