@@ -231,7 +231,9 @@ func (c *client) follow(tp *tape, events <-chan zk.Event, stop <-chan struct{}) 
 // learned so, less half a tick (a follower tells the leader of its
 // clients' sessions only in its ping replies, every half tick, so the
 // leader's last refresh of the session can be that much older than the
-// client's last answer) and 50ms for scheduling. Never earlier than from.
+// client's last answer: ZooKeeper 3.8's Leader.lead pings the learners
+// every tickTime/2, and Learner.ping answers with the sessions touched
+// since) and 50ms for scheduling. Never earlier than from.
 func (c *client) expiryBound(sid int64, from time.Duration) (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

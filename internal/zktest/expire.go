@@ -61,7 +61,8 @@ type SessionProbe struct{ path string }
 // A create that meets a lost connection is tried again: go-zookeeper
 // drops the connection, and fails every request in flight with
 // zk.ErrConnectionClosed, when a reply takes more than two thirds of the
-// session timeout, which a fresh member on a loaded machine can take at
+// session timeout (v1.0.4's conn.go: recvTimeout, the read deadline of
+// recvLoop), which a fresh member on a loaded machine can take at
 // the short timeouts of the fault tests. The session itself lives on,
 // and the probe is only made for it: the retry stops if the session
 // changed.
