@@ -156,14 +156,18 @@ func boundPassed(err, cause error, d time.Duration) error {
 // for Unlock.
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	j := newJudge(m)
-	err := m.slot.Take(ctx, m.base.Log, zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
-		func(n *lockq.Node) error { return m.lock(ctx, n, wait, j) })
-	if err == nil {
-		m.mu.Lock()
-		m.renewal = j.renewal
-		m.mu.Unlock()
-	}
-	return err
+	return m.slot.Take(ctx, m.base.Log, zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
+		func(n *lockq.Node) error {
+			if err := m.lock(ctx, n, wait, j); err != nil {
+				return err
+			}
+			// Kept before the slot holds, so that no Unlock can release
+			// this hold without finding its renewal.
+			m.mu.Lock()
+			m.renewal = j.renewal
+			m.mu.Unlock()
+			return nil
+		})
 }
 
 // Unlock releases the lock. It fails with zklocks.ErrNotLocked when the Mutex
@@ -176,11 +180,14 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.unlock(ctx)) }
 
 func (m *Mutex) unlock(ctx context.Context) error {
+	err := m.slot.Unlock(ctx, zklocks.ErrNotLocked)
+	if errors.Is(err, zklocks.ErrNotLocked) {
+		return err // nothing released (an acquisition may be under way)
+	}
 	m.mu.Lock()
 	r := m.renewal
 	m.renewal = nil
 	m.mu.Unlock()
-	err := m.slot.Unlock(ctx, zklocks.ErrNotLocked)
 	if r != nil {
 		// The release ended the hold, and so the renewals: let the last one
 		// return, but not past ctx. After a lease loss on a silent link it
