@@ -53,16 +53,17 @@
 // The package is its recipe and a shell; what the recipe calls lives in
 // internal/lockq, shared with the queue-based locks. A Lock call goes:
 //
-//	Mutex.Lock             naive/mutex.go          checks, prefixes errors
-//	lockq.Slot.Acquire     internal/lockq/slot.go  idle -> acquiring -> held, the log
-//	Mutex.lock             naive/recipe.go         the steps above
-//	lockq.Fixed.Take       internal/lockq/fixed.go the stamped create, the parents,
-//	                                               findOwn after a lost answer, claim
-//	hold.WatchQueued       internal/hold           the watch behind Done
-//	lockq.Fixed.AwaitFree  internal/lockq/fixed.go step 2's exists watch and wait
+//	Mutex.Lock             naive/mutex.go           prefixes errors
+//	lockq.Slot.Take        internal/lockq/slot.go   idle -> acquiring -> held, the log
+//	Mutex.lock             naive/recipe.go          the steps above
+//	lockq.Fixed.Take       internal/lockq/fixed.go  step 1: the stamped create, the parents,
+//	                                                findOwn after a lost answer, claim
+//	hold.WatchQueued       internal/hold/hold.go    claim's read-back: the watch behind Done
+//	lockq.Fixed.AwaitFree  internal/lockq/fixed.go  steps 2-3: the exists watch, the wait
 //
-// and Unlock: Mutex.Unlock, lockq.Slot.Release, lockq.Fixed.Release (the
-// guarded delete, or deleteLater when it can not be sent now). The
+// and Unlock: Mutex.Unlock, lockq.Slot.Unlock, lockq.Fixed.Release
+// (deleteIfOurs: the guarded delete, or deleteLater when it can not be
+// sent now). A failed Lock ends in lockq.Fixed.Abandon. The
 // sequential lock runs through the same Slot with a lockq.Queue in place
 // of the lockq.Fixed: a diff of the two packages is the recipe change.
 //

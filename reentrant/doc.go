@@ -52,8 +52,8 @@
 // internal/lockq, shared with the other queue-based locks. A Lock call
 // goes:
 //
-//	Mutex.Lock            reentrant/mutex.go      checks, prefixes errors
-//	Mutex.enter           reentrant/recipe.go     re-entry, the turn, then the recipe
+//	Mutex.Lock            reentrant/mutex.go      prefixes errors
+//	Mutex.enter           reentrant/recipe.go     the owner, re-entry, the turn, then the recipe
 //	Mutex.reenter, move   reentrant/owners.go     one more level (count.go: InNode's write)
 //	Mutex.awaitTurn       reentrant/owners.go     the other owners of this Mutex wait here
 //	Mutex.take            reentrant/owners.go     a new node, in the owner's turn

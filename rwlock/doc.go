@@ -24,6 +24,10 @@
 //	lockq.Queue            internal/lockq          join, line (Line.Only), await the predecessor
 //	Mutex.writeHoldLasted  rwlock/side.go          a downgrade: our write node lived until our reader's
 //
+// and Unlock or RUnlock: Mutex.Unlock or RUnlock, Side.Unlock,
+// lockq.Slot.Unlock, lockq.Queue.Release (leave.go: our node deleted by
+// name, or later when it can not be sent now).
+//
 // # The recipe
 //
 //  1. Join: create <path>/_c_<guid>-__WRIT__ (a writer) or

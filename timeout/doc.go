@@ -44,7 +44,8 @@
 // sequential/recipe.go on the same queue client, internal/lockq) with the
 // lease on both sides of the wait. A Lock call goes:
 //
-//	Mutex.Lock, LockTimeout  timeout/mutex.go        checks, the wait bound, prefixes errors
+//	Mutex.Lock, LockTimeout  timeout/mutex.go        the wait bound, prefixes errors
+//	Mutex.acquire            timeout/mutex.go        a judge; keeps the new hold's renewal
 //	lockq.Slot.Take          internal/lockq/slot.go  idle -> acquiring -> held, the log
 //	Mutex.lock               timeout/recipe.go       sequential's steps, two marked
 //	lockq.Queue              internal/lockq          join, line, await the predecessor
@@ -54,9 +55,10 @@
 //	ownNode.write            timeout/record.go       each write of our node, versioned
 //
 // and Unlock: Mutex.Unlock, lockq.Slot.Unlock (the node deleted and its
-// monitor released, which stops the renewals), then the renewal's last
-// write is waited for. A lease that runs out ends the hold through the
-// same monitor (hold.Monitor.Lose), so Done and Err are the Slot's.
+// monitor released, which stops the renewals), then, when that released
+// a hold, its renewal's last write is waited for while ctx allows. A
+// lease that runs out ends the hold through the same monitor
+// (hold.Monitor.Lose), so Done and Err are the Slot's.
 //
 // # Session expiry and lease expiry
 //
