@@ -26,14 +26,20 @@
 //
 // # Through the code
 //
-// A Campaign call goes:
+// A Campaign call (and Lock, Campaign with no value) goes:
 //
-//	Election.Campaign      election/election.go    checks, prefixes errors
+//	Election.Campaign      election/election.go    prefixes errors
+//	Election.run           election/election.go    the way in of Campaign, Lock and TryLock
 //	lockq.Slot.Take        internal/lockq/slot.go  idle -> campaigning -> leading, the log
-//	Election.campaign      election/recipe.go      the steps (the lock's, with the value)
-//	lockq.Queue            internal/lockq          join, line, await the predecessor
+//	Election.campaign      election/recipe.go      steps 0-5, the lock's with the value as data
+//	lockq.Queue.Join       internal/lockq/join.go  step 1: our node, _c_<guid>-latch-<seq>
+//	lockq.Queue.Line       internal/lockq/line.go  steps 2-3: first in line leads
+//	lockq.Queue.AwaitGone  internal/lockq/wait.go  steps 4-5: the watch on the candidate ahead
 //
-// and an Observe call:
+// and Resign (or Unlock): Election.Resign, lockq.Slot.Unlock,
+// lockq.Queue.Release (leave.go: our node deleted by name, or later when
+// it can not be sent now), which wakes the next candidate and every
+// observer. An Observe call goes:
 //
 //	Election.Observe       election/election.go    reports each term once, the newest
 //	Election.observe       election/election.go    again when the watch fires, backoff

@@ -57,11 +57,19 @@
 //
 // # Through the code
 //
-//	Mutex.Lock          multilock/mutex.go   checks, one Lock at a time
-//	Mutex.lock          multilock/recipe.go  the steps above
-//	Mutex.take          multilock/mutex.go   one step, cut short by an earlier loss
-//	sequential.Mutex    sequential/          each lock's own recipe and core
-//	Mutex.giveBack      multilock/mutex.go   the rollback
+// A Lock call goes:
+//
+//	Mutex.Lock             multilock/mutex.go   prefixes errors
+//	Mutex.acquire          multilock/mutex.go   one Lock or Unlock at a time; then Done's watch
+//	Mutex.lock             multilock/recipe.go  the steps above
+//	Mutex.take             multilock/mutex.go   step 1, one lock, cut short by an earlier loss
+//	whileHeld              multilock/mutex.go   that cut: the held locks' Done, through watchAny
+//	sequential.Mutex.Lock  sequential/mutex.go  each lock's own path (see that package's doc)
+//	Mutex.giveBack         multilock/mutex.go   step 2, the rollback, newest first
+//	watchAny               multilock/mutex.go   step 3: Done closes when any lock's Done does
+//
+// and Unlock: Mutex.Unlock, which stops Done's watch and calls
+// sequential.Mutex.Unlock for each lock held, the last taken first.
 //
 // New(s, paths, opts...) makes the Mutex on a *zklocks.Session; it fails
 // with zklocks.ErrBadPath for no paths, an invalid one or one listed

@@ -75,13 +75,20 @@
 //
 // # Through the code
 //
-//	Semaphore.Lock              semaphore/semaphore.go  checks, prefixes errors
-//	lockq.Slot.Take             internal/lockq/slot.go  idle -> acquiring -> held, the log
-//	Semaphore.lock              semaphore/recipe.go     the steps above
-//	lockq.Queue.Join, Line      internal/lockq          as for the mutex
-//	lockq.Queue.AwaitQueueChange, Announce
-//	                            internal/lockq/permits.go  the first waiter, the announcement
-//	lockq.Queue.AwaitGone       internal/lockq/wait.go  the later waiters, with SeesPromoted
+// A Lock call goes:
+//
+//	Semaphore.Lock                semaphore/semaphore.go     prefixes errors
+//	lockq.Slot.Take               internal/lockq/slot.go     idle -> acquiring -> held, the log
+//	Semaphore.lock                semaphore/recipe.go        the steps above
+//	lockq.Queue.Join              internal/lockq/join.go     step 1, as for the mutex
+//	lockq.Queue.Line              internal/lockq/line.go     step 2; Ahead decides 3, 4 or 5
+//	lockq.Queue.AwaitQueueChange  internal/lockq/permits.go  step 4: the first waiter's child watch
+//	lockq.Queue.AwaitGone         internal/lockq/wait.go     step 5, with the hook lockq.SeesPromoted
+//	lockq.Queue.Announce          internal/lockq/permits.go  step 3 after a wait: "held" into our node
+//
+// and Unlock: Semaphore.Unlock, lockq.Slot.Unlock, lockq.Queue.Release
+// (leave.go: our node deleted by name, or later when it can not be sent
+// now), whose delete fires the first waiter's child watch.
 //
 // New(s, path, permits, opts...) takes the options every lock shares
 // (zklocks.WithACL, zklocks.WithLogger) and fails with

@@ -44,6 +44,25 @@
 // answer was lost, the watch on our own node, twins, and the clean-up of
 // a failed Lock.
 //
+// # Through the code
+//
+// A Lock call goes:
+//
+//	Mutex.Lock             sequential/mutex.go      prefixes errors
+//	lockq.Slot.Take        internal/lockq/slot.go   idle -> acquiring -> held, the log
+//	Mutex.lock             sequential/recipe.go     the steps above, in order
+//	lockq.Queue.Head       internal/lockq/queue.go  TryLock's look before it joins
+//	lockq.Queue.Join       internal/lockq/join.go   step 1; after a lost answer, our node by GUID
+//	hold.WatchQueued       internal/hold/hold.go    Join's watch on our node, behind Done
+//	lockq.Queue.Line       internal/lockq/line.go   steps 2-3; twins deleted
+//	lockq.Queue.AwaitGone  internal/lockq/wait.go   steps 4-5: the data watch on the node ahead
+//
+// and Unlock: Mutex.Unlock, lockq.Slot.Unlock, lockq.Queue.Release
+// (leave.go: our node deleted by name, or later when it can not be sent
+// now). A failed Lock ends in lockq.Queue.Abandon (leave.go), which
+// deletes our node and its twins. The reentrant, timeout, rwlock,
+// semaphore and election packages run through the same Slot and Queue.
+//
 // # Making one
 //
 // New(s, path, opts...) returns a Mutex for the lock at path on s, a
