@@ -18,8 +18,9 @@
 //
 //	Mutex.Lock, RLock      rwlock/mutex.go         the writer's or the reader's Side
 //	Side.Lock              rwlock/side.go          prefixes errors
-//	Side.acquire           rwlock/side.go          checks both sides (Mutex.begin), notes a downgrade
-//	lockq.Slot.Acquire     internal/lockq/slot.go  acquiring -> held, the log
+//	Side.acquire           rwlock/side.go          the recipe for this side; a downgrade does not wait
+//	lockq.Slot.TakeIf      internal/lockq/slot.go  idle -> acquiring -> held, the log
+//	Mutex.admitLocked      rwlock/side.go          under the lock: both sides' state, a downgrade noted
 //	Mutex.lock             rwlock/recipe.go        sequential's steps, waiting only for Side.blocks
 //	lockq.Queue            internal/lockq          join, line (Line.Only), await the predecessor
 //	Mutex.writeHoldLasted  rwlock/side.go          a downgrade: our write node lived until our reader's

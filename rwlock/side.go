@@ -99,34 +99,26 @@ func isReader(name string) bool {
 
 // acquire runs the recipe for this side, and keeps the hold on success.
 func (s *Side) acquire(ctx context.Context, wait bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	m := s.m
-	n := lockq.NewNode(m.base.Log)
-	if err := m.begin(s, n); err != nil {
-		return err
-	}
-	// A downgrade never waits: a writer it would wait for waits for our
-	// write lock (see ErrDowngrade).
-	downgrade := s.own != ""
-	return s.slot.Acquire(ctx, n, m.base.Log, zklocks.ErrLocked, func() error {
-		err := m.lock(ctx, s, n, wait && !downgrade)
-		switch {
-		case downgrade && errors.Is(err, zklocks.ErrLocked):
-			return fmt.Errorf("%w: %w", ErrDowngrade, err)
-		case downgrade && err == nil:
-			return m.writeHoldLasted(ctx, s.own)
-		}
-		return err
-	})
+	return s.slot.TakeIf(ctx, m.base.Log, func() error { return m.admitLocked(s) }, zklocks.ErrLocked,
+		func(n *lockq.Node) error {
+			// A downgrade never waits: a writer it would wait for waits
+			// for our write lock (see ErrDowngrade).
+			downgrade := s.own != ""
+			err := m.lock(ctx, s, n, wait && !downgrade)
+			switch {
+			case downgrade && errors.Is(err, zklocks.ErrLocked):
+				return fmt.Errorf("%w: %w", ErrDowngrade, err)
+			case downgrade && err == nil:
+				return m.writeHoldLasted(ctx, s.own)
+			}
+			return err
+		})
 }
 
-// begin starts an acquisition of side s with node n, if the state of
-// both sides allows it.
-func (m *Mutex) begin(s *Side, n *lockq.Node) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// admitLocked says whether side s may begin an acquisition, given the
+// state of both sides, and notes a downgrade in s.own.
+func (m *Mutex) admitLocked(s *Side) error {
 	switch {
 	case !s.slot.IdleLocked():
 		return zklocks.ErrAlreadyLocked
@@ -145,7 +137,6 @@ func (m *Mutex) begin(s *Side, n *lockq.Node) error {
 	if w := m.w.slot.HeldLocked(); s.read && w != nil {
 		s.own = path.Base(w.Path())
 	}
-	s.slot.BeginLocked(n)
 	return nil
 }
 

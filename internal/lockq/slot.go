@@ -65,35 +65,41 @@ func (s *Slot) HeldLocked() *Node {
 	return s.cur
 }
 
-// BeginLocked starts an acquisition with n; the slot must be idle.
-func (s *Slot) BeginLocked(n *Node) { s.state, s.cur = slotAcquiring, n }
-
-// Take is the whole acquisition of a lock with one slot (naive,
-// sequential): it fails with busy (the lock's ErrAlreadyLocked) when the
-// slot is not idle, and otherwise begins one with a new Node and runs
-// lock for it through Acquire.
+// Take is the whole acquisition of a lock with one slot: it fails with
+// busy (the lock's ErrAlreadyLocked) when the slot is not idle, and
+// otherwise runs lock for a new Node (see TakeIf).
 func (s *Slot) Take(ctx context.Context, log *oplog.Log, busy, locked error, lock func(n *Node) error) error {
+	return s.TakeIf(ctx, log, func() error {
+		if !s.IdleLocked() {
+			return busy
+		}
+		return nil
+	}, locked, lock)
+}
+
+// TakeIf is Take for a lock whose slot is not alone (the read-write
+// lock's two sides): admit, run under the lock's mutex, decides whether
+// the acquisition may begin, and must refuse it unless the slot is idle.
+// Once admitted, the slot is acquiring and lock runs the recipe for a new
+// Node. When lock fails, the Node is abandoned (Queue.Abandon,
+// Fixed.Abandon) and the slot is idle again; the failure is logged unless
+// it is a TryLock's "taken" (locked). When it succeeds, the slot holds the
+// lock from now on.
+func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, locked error, lock func(n *Node) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	n := NewNode(log)
 	s.mu.Lock()
-	if !s.IdleLocked() {
+	if err := admit(); err != nil {
 		s.mu.Unlock()
-		return busy
+		return err
 	}
-	s.BeginLocked(n)
+	s.state, s.cur = slotAcquiring, n
 	s.mu.Unlock()
-	return s.Acquire(ctx, n, log, locked, func() error { return lock(n) })
-}
 
-// Acquire finishes the acquisition BeginLocked started: lock runs the
-// recipe for n. When it fails, n is abandoned (Queue.Abandon, Fixed.Abandon) and the
-// slot is idle again; the failure is logged unless it is a TryLock's
-// "taken" (locked). When it succeeds, the slot holds the lock from now on.
-func (s *Slot) Acquire(ctx context.Context, n *Node, log *oplog.Log, locked error, lock func() error) error {
 	start := log.Now()
-	if err := lock(); err != nil {
+	if err := lock(n); err != nil {
 		s.k.Abandon(ctx, n)
 		if log != nil && !errors.Is(err, locked) {
 			log.Abandon(ctx, n.Path(), start, err)
