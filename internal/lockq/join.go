@@ -44,7 +44,11 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 		}
 		var names []string
 		n.listing = nil // one sent for a node we did not adopt shows no node of ours
-		node, err := q.c.Create(ctx, prefix, data, createFlags, q.cfg.ACL)
+		// A create that ctx abandons is answered later, maybe after
+		// Abandon's sweep has looked: the sweep runs again then.
+		guid := n.GUID
+		node, err := q.c.CreateUndo(ctx, prefix, data, createFlags, q.cfg.ACL,
+			func(ctx context.Context) (bool, error) { return q.sweep(ctx, guid) })
 		switch {
 		case err == nil:
 			// The listing of step 2 does not depend on the watch on our

@@ -165,6 +165,26 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, flags int
 	})
 }
 
+// CreateUndo is Create for a node whose clean-up the caller knows better
+// than its name can tell: an EPHEMERAL_SEQUENTIAL node named with an
+// acquisition's GUID, say. If ctx ends before the answer, undo runs in
+// the background (LaterAnySession) once the create has been answered,
+// when that answer is a success or leaves the outcome unknown (the
+// connection went while it was in flight: the node may exist). A create
+// that ctx abandoned can be sent after the caller's own clean-up has
+// looked for its node (go-zookeeper sends it from a goroutine of its
+// own), so only an undo that runs after its answer is sure to see it.
+func (c *Client) CreateUndo(ctx context.Context, path string, data []byte, flags int32, acl []zk.ACL,
+	undo func(ctx context.Context) (done bool, err error)) (string, error) {
+	return callLeader(ctx, c, func() (string, error) {
+		return c.Conn.Create(path, data, flags, acl)
+	}, func(_ string, err error) {
+		if err == nil || Transient(err) {
+			c.LaterAnySession(undo)
+		}
+	})
+}
+
 // Get reads a node's data and stat.
 func (c *Client) Get(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
 	type got struct {

@@ -1,0 +1,95 @@
+package zkop_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks/internal/zkop"
+	"github.com/zklocks/zklocks/internal/zkpath"
+	"github.com/zklocks/zklocks/internal/zktest"
+)
+
+// A create whose caller gave up (its ctx ended) is answered later, and
+// the caller's clean-up may have looked for the node before that answer:
+// CreateUndo must run the undo once the answer is in, when the node was
+// made and when the answer was lost with the connection (the node may
+// exist). Here the answer is held back until ctx has ended, then given
+// or lost; either way the node must go, on the same session.
+func TestCreateUndoRunsAfterALateAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		verdict zktest.Verdict // the fate of the held-back answer
+	}{
+		{"answer delivered", zktest.Pass},
+		{"answer lost with the connection", zktest.Break},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			const st = 4 * time.Second
+			w := zktest.NewWire(t)
+			conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(st))
+			admin := zktest.Connect(t)
+			c := zkop.New(conn, st)
+			path := zktest.LockPath(t)
+			if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), true, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			sid := conn.SessionID()
+
+			release := make(chan struct{})
+			w.OnReply(func(r *zktest.Reply) zktest.Verdict {
+				if r.Request.Op != zktest.OpCreate && r.Request.Op != zktest.OpCreate2 || !strings.HasPrefix(r.Request.Path, path+"/") {
+					return zktest.Pass
+				}
+				<-release // hold back the answer, and everything after it on this connection
+				return tc.verdict
+			})
+			undone := make(chan struct{}, 1)
+			undo := func(ctx context.Context) (bool, error) {
+				kids, err := c.Children(ctx, path)
+				if err != nil {
+					return false, err
+				}
+				for _, k := range kids {
+					if err := c.Delete(ctx, path+"/"+k, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+						return false, err
+					}
+				}
+				undone <- struct{}{}
+				return true, nil
+			}
+			short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+			_, err := c.CreateUndo(short, path+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll), undo)
+			stop()
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("CreateUndo with its answer held back: %v, want the ctx's deadline", err)
+			}
+			kids, _, err := admin.Children(path)
+			if err != nil || len(kids) != 1 {
+				t.Fatalf("premise: the server made the node before its answer: children %v, %v", kids, err)
+			}
+			close(release)
+
+			select {
+			case <-undone:
+			case <-ctx.Done():
+				t.Fatalf("undo never ran after the late answer; %s left on session %#x", kids[0], sid)
+			}
+			if _, err := admin.Sync(path); err != nil {
+				t.Fatal(err)
+			}
+			if kids, _, err := admin.Children(path); err != nil || len(kids) != 0 {
+				t.Errorf("after the undo: children %v, %v; want none", kids, err)
+			}
+			if conn.SessionID() != sid {
+				t.Errorf("premise: the session changed (%#x to %#x); the node would have gone with the old one", sid, conn.SessionID())
+			}
+		})
+	}
+}
