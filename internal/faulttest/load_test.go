@@ -191,7 +191,12 @@ func TestSoak(t *testing.T) {
 		for _, p := range l.paths {
 			h, d, b := checkHistory(t, tp, l.v, p)
 			holds, double, belief = holds+h, double+d, max(belief, b)
-			left += nodesLeft(t, admin, l.v, p, expiryTimeout+2*time.Second)
+			k := nodesLeft(t, admin, l.v, p, expiryTimeout+2*time.Second)
+			if k > 0 {
+				names, _ := lockNodes(admin, l.v, p)
+				explainLeftovers(t, e, tp, l.clients, p, names)
+			}
+			left += k
 		}
 		report{fault: "soak", variant: l.v.name, holds: holds, double: double, left: left, recover: -1, belief: belief,
 			extra: []string{"duration=" + tp.now().Round(time.Second).String(), fmt.Sprintf("faults=%d", n)}}.log(t)
