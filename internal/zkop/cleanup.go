@@ -140,7 +140,7 @@ func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
 // ensemble cannot be reached.
 //
 // Besides Later's reasons it stops when the delete succeeded or found
-// no node (or a newer version: someone else's node now).
+// no node (or, for a given version, a newer one).
 func (c *Client) DeleteLater(path string, version int32) {
 	sid := c.Conn.SessionID()
 	c.Later(func(ctx context.Context) (bool, error) {
@@ -207,9 +207,15 @@ func isTransient(err error) bool {
 // deleteOurs deletes path at version. Version -1 never means "any node":
 // the node is read first and deleted at the version read, and only if it
 // is an ephemeral node of session sid. On a fixed path (the naive lock) a
-// blind delete could otherwise remove the node of the next holder.
+// blind delete could otherwise remove the node of the next holder. A
+// BadVersion then means that our own node was written between the read
+// and the delete (the semaphore's announcement can still be on its way):
+// it is read again, until ctx ends.
 func (c *Client) deleteOurs(ctx context.Context, path string, version int32, sid int64) error {
-	if version == -1 {
+	if version != -1 {
+		return c.Delete(ctx, path, version)
+	}
+	for {
 		_, stat, err := c.GetSynced(ctx, path) // the create may be one whose answer was lost
 		if err != nil {
 			return err
@@ -217,7 +223,8 @@ func (c *Client) deleteOurs(ctx context.Context, path string, version int32, sid
 		if stat.EphemeralOwner != sid {
 			return zk.ErrNoNode // ours is gone; this one belongs to someone else
 		}
-		return c.DeleteOnSession(ctx, path, stat.Version, sid)
+		if err := c.DeleteOnSession(ctx, path, stat.Version, sid); !errors.Is(err, zk.ErrBadVersion) {
+			return err
+		}
 	}
-	return c.Delete(ctx, path, version)
 }
