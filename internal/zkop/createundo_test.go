@@ -9,8 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklocks/zklocks/internal/zkop"
-	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -31,15 +29,8 @@ func TestCreateUndoRunsAfterALateAnswer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			const st = 4 * time.Second
-			w := zktest.NewWire(t)
-			conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(st))
-			admin := zktest.Connect(t)
-			c := zkop.New(conn, st)
-			path := zktest.LockPath(t)
-			if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), true, zk.WorldACL(zk.PermAll)); err != nil {
-				t.Fatal(err)
-			}
+			wd := newWired(ctx, t)
+			w, conn, c, admin, path := wd.w, wd.conn, wd.c, wd.admin, wd.path
 			sid := conn.SessionID()
 
 			release := make(chan struct{})

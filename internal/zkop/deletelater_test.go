@@ -8,8 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklocks/zklocks/internal/zkop"
-	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -22,16 +20,9 @@ import (
 func TestDeleteLaterOutlastsAWriteBetweenItsReadAndItsDelete(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	const st = 4 * time.Second
-	w := zktest.NewWire(t)
-	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(st))
-	admin := zktest.Connect(t)
-	c := zkop.New(conn, st)
-	path := zktest.LockPath(t)
-	if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), true, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	node, err := c.Create(ctx, path+"/n", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	wd := newWired(ctx, t)
+	w, conn, c, admin := wd.w, wd.conn, wd.c, wd.admin
+	node, err := c.Create(ctx, wd.path+"/n", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,20 +52,8 @@ func TestDeleteLaterOutlastsAWriteBetweenItsReadAndItsDelete(t *testing.T) {
 		t.Fatal("premise: DeleteLater never read the node")
 	}
 
-	for {
-		if _, err := admin.Sync(node); err != nil {
-			t.Fatal(err)
-		}
-		ok, _, err := admin.Exists(node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		if zkop.Sleep(ctx, 20*time.Millisecond) != nil {
-			t.Fatalf("%s, a node of the live session %#x, left: a write between DeleteLater's read and its delete made it give up", node, sid)
-		}
+	if err := wd.awaitGone(ctx, node); err != nil {
+		t.Fatalf("%s, a node of the live session %#x, left: a write between DeleteLater's read and its delete made it give up (%v)", node, sid, err)
 	}
 	if conn.SessionID() != sid {
 		t.Errorf("premise: the session changed (%#x to %#x); the node would have gone with the old one", sid, conn.SessionID())

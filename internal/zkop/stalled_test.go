@@ -7,8 +7,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklocks/zklocks/internal/zkop"
-	"github.com/zklocks/zklocks/internal/zkpath"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -23,17 +21,11 @@ import (
 func TestDeleteLaterOutlastsAStalledReconnection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	const st = 4 * time.Second
-	w, gate := zktest.NewWire(t), zktest.NewGate()
-	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithEventCallback(gate.Callback), zktest.WithSessionTimeout(st))
+	gate := zktest.NewGate()
+	wd := newWired(ctx, t, zktest.WithEventCallback(gate.Callback))
 	t.Cleanup(gate.Open) // before the connection is closed
-	admin := zktest.Connect(t)
-	c := zkop.New(conn, st)
-	path := zktest.LockPath(t)
-	if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), true, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
-	}
-	node, err := c.Create(ctx, path+"/n", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	w, conn, c := wd.w, wd.conn, wd.c
+	node, err := c.Create(ctx, wd.path+"/n", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,21 +42,9 @@ func TestDeleteLaterOutlastsAStalledReconnection(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the fault: the loop stays held this long
 	gate.Open()
 
-	for {
-		if _, err := admin.Sync(node); err != nil {
-			t.Fatal(err)
-		}
-		ok, _, err := admin.Exists(node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		if zkop.Sleep(ctx, 20*time.Millisecond) != nil {
-			t.Fatalf("%s, a node of the live session %#x (now %#x), left 20s after a 300ms stall in StateDisconnected: the clean-up took the connection for closed",
-				node, sid, conn.SessionID())
-		}
+	if err := wd.awaitGone(ctx, node); err != nil {
+		t.Fatalf("%s, a node of the live session %#x (now %#x), left 20s after a 300ms stall in StateDisconnected: the clean-up took the connection for closed (%v)",
+			node, sid, conn.SessionID(), err)
 	}
 	if conn.SessionID() != sid {
 		t.Errorf("premise: the session changed (%#x to %#x); the node would have gone with the old one", sid, conn.SessionID())
