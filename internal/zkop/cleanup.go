@@ -210,17 +210,22 @@ func isTransient(err error) bool {
 // blind delete could otherwise remove the node of the next holder. A
 // BadVersion then means that our own node was written between the read
 // and the delete (the semaphore's announcement can still be on its way):
-// it is read again, until ctx ends.
+// it is read again, until ctx ends, and deleted only if it is still the
+// node first read (same czxid).
 func (c *Client) deleteOurs(ctx context.Context, path string, version int32, sid int64) error {
 	if version != -1 {
 		return c.Delete(ctx, path, version)
 	}
+	var czxid int64 // of the node first read
 	for {
 		_, stat, err := c.GetSynced(ctx, path) // the create may be one whose answer was lost
 		if err != nil {
 			return err
 		}
-		if stat.EphemeralOwner != sid {
+		if czxid == 0 {
+			czxid = stat.Czxid
+		}
+		if stat.EphemeralOwner != sid || stat.Czxid != czxid {
 			return zk.ErrNoNode // ours is gone; this one belongs to someone else
 		}
 		if err := c.DeleteOnSession(ctx, path, stat.Version, sid); !errors.Is(err, zk.ErrBadVersion) {

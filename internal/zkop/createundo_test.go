@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,16 +34,27 @@ func TestCreateUndoRunsAfterALateAnswer(t *testing.T) {
 			w, conn, c, admin, path := wd.w, wd.conn, wd.c, wd.admin, wd.path
 			sid := conn.SessionID()
 
-			release := make(chan struct{})
+			// arrived closes when the server's answer reaches the Wire,
+			// which holds it back until release closes (at the latest when
+			// the test ends: a held rule would hold go-zookeeper's reader).
+			arrived, release := make(chan struct{}), make(chan struct{})
+			var arrive, free sync.Once
+			t.Cleanup(func() { free.Do(func() { close(release) }) })
 			w.OnReply(func(r *zktest.Reply) zktest.Verdict {
 				if r.Request.Op != zktest.OpCreate && r.Request.Op != zktest.OpCreate2 || !strings.HasPrefix(r.Request.Path, path+"/") {
 					return zktest.Pass
 				}
+				arrive.Do(func() { close(arrived) })
 				<-release // hold back the answer, and everything after it on this connection
 				return tc.verdict
 			})
-			undone := make(chan struct{}, 1)
+			undone, early := make(chan struct{}, 1), make(chan struct{}, 1)
 			undo := func(ctx context.Context) (bool, error) {
+				select {
+				case <-release:
+				default:
+					early <- struct{}{} // before the answer: the order CreateUndo is for
+				}
 				kids, err := c.Children(ctx, path)
 				if err != nil {
 					return false, err
@@ -55,17 +67,27 @@ func TestCreateUndoRunsAfterALateAnswer(t *testing.T) {
 				undone <- struct{}{}
 				return true, nil
 			}
-			short, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+			short, giveUp := context.WithCancel(ctx)
+			go func() {
+				select {
+				case <-arrived: // the caller gives up once the node is made
+				case <-ctx.Done():
+				}
+				giveUp()
+			}()
 			_, err := c.CreateUndo(short, path+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll), undo)
-			stop()
-			if !errors.Is(err, context.DeadlineExceeded) {
-				t.Fatalf("CreateUndo with its answer held back: %v, want the ctx's deadline", err)
+			giveUp()
+			if !errors.Is(err, context.Canceled) || ctx.Err() != nil {
+				t.Fatalf("CreateUndo given up while its answer was held back: %v, want the ctx's cancellation", err)
+			}
+			if _, err := admin.Sync(path); err != nil {
+				t.Fatal(err)
 			}
 			kids, _, err := admin.Children(path)
 			if err != nil || len(kids) != 1 {
 				t.Fatalf("premise: the server made the node before its answer: children %v, %v", kids, err)
 			}
-			close(release)
+			free.Do(func() { close(release) })
 
 			select {
 			case <-undone:
@@ -77,6 +99,11 @@ func TestCreateUndoRunsAfterALateAnswer(t *testing.T) {
 			}
 			if kids, _, err := admin.Children(path); err != nil || len(kids) != 0 {
 				t.Errorf("after the undo: children %v, %v; want none", kids, err)
+			}
+			select {
+			case <-early:
+				t.Error("the undo ran before the create's answer was in")
+			default:
 			}
 			if conn.SessionID() != sid {
 				t.Errorf("premise: the session changed (%#x to %#x); the node would have gone with the old one", sid, conn.SessionID())
