@@ -299,13 +299,15 @@ func (f *Fixed) deleteIfOurs(ctx context.Context, n *Node) error {
 			return step("delete", ctx, err)
 		}
 	}
-	return errors.New("delete: the node's version keeps changing")
+	f.deleteLater(n.stamp(), n.czxid) // its version keeps changing: read and delete in the background
+	return nil
 }
 
 // deleteLater deletes the lock node in the background (zkop.Client.Later:
 // while the connection keeps this session, until it is closed) if it
-// carries stamp, is that very node when czxid is not 0, and belongs to
-// the session the connection has now. A node that is gone or not ours
+// belongs to the session the connection has now and is that very node:
+// the one with czxid when czxid is not 0 (its data may have been written
+// since), else the one carrying stamp. A node that is gone or not ours
 // ends it. Each delete is checked against that session right before it is
 // sent (zkop.Client.DeleteOnSession).
 func (f *Fixed) deleteLater(stamp []byte, czxid int64) {
@@ -314,7 +316,7 @@ func (f *Fixed) deleteLater(stamp []byte, czxid int64) {
 	c.Later(func(ctx context.Context) (bool, error) {
 		data, stat, err := c.GetSynced(ctx, path) // the node may be from a create whose answer was lost
 		if err == nil {
-			if !bytes.Equal(data, stamp) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != sid {
+			if (czxid == 0 && !bytes.Equal(data, stamp)) || (czxid != 0 && stat.Czxid != czxid) || stat.EphemeralOwner != sid {
 				return true, nil
 			}
 			err = c.DeleteOnSession(ctx, path, stat.Version, sid)
