@@ -11,6 +11,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/ensemble"
+	"github.com/zklocks/zklocks/internal/locktest"
 )
 
 // explainLeftovers logs what can tell a node a lock forgot from a node the
@@ -20,22 +21,31 @@ import (
 // the leader still counts that session. A node of a session the clients
 // saw end, which the leader no longer counts, is the servers' doing; a
 // node of a live session is a lock's.
-func explainLeftovers(t *testing.T, e *ensemble.Ensemble, tp *tape, clients []*client, path string, names []string) {
+func explainLeftovers(t *testing.T, e *ensemble.Ensemble, tp *tape, v *variant, clients []*client, path string, names []string) {
 	t.Helper()
 	dump := leaderDump(e)
 	for _, name := range names {
 		var b strings.Builder
 		fmt.Fprintf(&b, "left node %s:", name)
-		var owner int64
+		node := name // the lock path itself, for a lock whose node it is
+		if v.layout == locktest.ChildrenOfPath {
+			node = path + "/" + name
+		}
+		owners := map[int64]bool{}
 		for i, s := range e.Servers() {
-			view, st := nodeOnMember(s, path+"/"+name, tp)
+			view, st := nodeOnMember(s, node, tp)
 			fmt.Fprintf(&b, "\n  member %d: %s", i+1, view)
 			if st != nil {
-				owner = st.EphemeralOwner
+				owners[st.EphemeralOwner] = true
 			}
 		}
-		fmt.Fprintf(&b, "\n  leader's dump: %s", dump(name))
-		fmt.Fprintf(&b, "\n  owner %#x: %s", owner, whoseSession(clients, owner))
+		fmt.Fprintf(&b, "\n  leader's dump: %s", dump(node))
+		if len(owners) == 0 {
+			b.WriteString("\n  no member has it now")
+		}
+		for owner := range owners {
+			fmt.Fprintf(&b, "\n  owner %#x: %s", owner, whoseSession(clients, owner))
+		}
 		t.Log(b.String())
 	}
 }

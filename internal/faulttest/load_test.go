@@ -194,7 +194,7 @@ func TestSoak(t *testing.T) {
 			k := nodesLeft(t, admin, l.v, p, expiryTimeout+2*time.Second)
 			if k > 0 {
 				names, _ := lockNodes(admin, l.v, p)
-				explainLeftovers(t, e, tp, l.clients, p, names)
+				explainLeftovers(t, e, tp, l.v, l.clients, p, names)
 			}
 			left += k
 		}
