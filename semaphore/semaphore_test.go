@@ -280,3 +280,73 @@ func TestLostPermitLetsTheFirstWaiterIn(t *testing.T) {
 		}
 	}
 }
+
+// The first waiter's session expires while it is between two listings of
+// the queue (its watched listing was lost with the connection, and the
+// client could not reconnect until the servers had expired the session).
+// Its next listing runs on the new session and misses its node: Lock
+// must name that the session's end, as every other step of the wait
+// does, not a deletion.
+func TestFirstWaiterExpiredBetweenListingsIsTheSessionsEnd(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	path := zktest.LockPath(t)
+	admin := zktest.Connect(t)
+	holders := contenders(t, path, 2, 2)
+	for _, h := range holders {
+		if err := h.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := zktest.NewWire(t)
+	var once sync.Once
+	lost := make(chan struct{})
+	w.OnRequest(func(r zktest.Request) zktest.Verdict {
+		if r.Path != path || !r.Watch || (r.Op != zktest.OpGetChildren && r.Op != zktest.OpGetChildren2) {
+			return zktest.Pass
+		}
+		verdict := zktest.Pass
+		once.Do(func() { // the first waiter's watched listing: lost, and no way back yet
+			w.HoldDials()
+			verdict = zktest.Break
+			close(lost)
+		})
+		return verdict
+	})
+	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(locktest.ExpirySessionTimeout))
+	waiter, err := semaphore.New(zktest.Session(t, conn), path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan error, 1)
+	go func() { res <- waiter.Lock(ctx) }()
+	select {
+	case <-lost:
+	case <-ctx.Done():
+		t.Fatal("premise: the waiter never set its watch on the queue")
+	}
+	node := waiter.Node()
+	for { // the servers expire the session, and its node with it
+		ok, _, err := admin.Exists(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("premise: %s outlived its session's timeout with the dials held", node)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.ReleaseDials()
+	err = <-res
+	if !errors.Is(err, zklocks.ErrLockLost) || !errors.Is(err, zk.ErrSessionExpired) {
+		t.Fatalf("the first waiter: Lock after its session expired between listings = %v; want %v wrapping %v", err, zklocks.ErrLockLost, zk.ErrSessionExpired)
+	}
+	t.Logf("the first waiter: %v", err)
+	for _, h := range holders {
+		if err := h.Unlock(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -100,17 +100,27 @@ func (q *Queue) line(ctx context.Context, n *Node) (Line, error) {
 		}
 	}
 	if !found {
-		reason := n.mon.Err()
-		if reason == nil {
-			reason = hold.ErrNodeDeleted
-		}
-		return Line{}, q.lost(reason)
+		return Line{}, q.lost(q.goneReason(n))
 	}
 	l := Line{Ahead: len(ahead), dir: q.path, ahead: ahead}
 	if len(ahead) > 0 {
 		l.Head, l.Pred = q.path+"/"+ahead[0].Name, q.path+"/"+ahead[len(ahead)-1].Name
 	}
 	return l, nil
+}
+
+// goneReason is why our node is missing from a listing: the end of its
+// session when the connection has another session now (the listing ran
+// on the next one, before our monitor heard of the expiry), else what
+// the monitor saw, else a deletion.
+func (q *Queue) goneReason(n *Node) error {
+	if q.c.Conn.SessionID() != n.mon.Session() {
+		return hold.ErrSessionExpired
+	}
+	if err := n.mon.Err(); err != nil {
+		return err
+	}
+	return hold.ErrNodeDeleted
 }
 
 // takeListing returns the listing Join sent ahead, once, or lists now.

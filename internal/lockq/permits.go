@@ -63,7 +63,7 @@ func (q *Queue) AwaitQueueChange(ctx context.Context, n *Node, ahead int) error 
 		k, found := before(kids, n.name)
 		switch {
 		case !found:
-			return q.lost(hold.ErrNodeDeleted)
+			return q.lost(q.goneReason(n))
 		case k < ahead:
 			return nil
 		}
