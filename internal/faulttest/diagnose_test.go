@@ -68,9 +68,7 @@ func diagnose(t *testing.T, w *workload) {
 // differs from the others' after a sync (a node the leader has and it
 // lacks) is an inconsistent replica, not a lock that stalled.
 func memberView(w *workload, addr string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	s, err := zklocks.Connect(ctx, []string{addr}, 2*time.Second, zklocks.WithZKLogger(nil))
+	s, err := memberAlone(addr)
 	if err != nil {
 		return err.Error()
 	}
@@ -78,6 +76,14 @@ func memberView(w *workload, addr string) string {
 	conn := s.Conn()
 	nodes, err := lockNodes(conn, w.v, w.path)
 	return fmt.Sprintf("%v %v", describe(conn, w.path, nodes, w.v), err)
+}
+
+// memberAlone opens a session on the member at addr only, for a look at
+// what that member alone holds; the caller closes it.
+func memberAlone(addr string) (*zklocks.Session, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	return zklocks.Connect(ctx, []string{addr}, 2*time.Second, zklocks.WithZKLogger(nil))
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,7 +1,6 @@
 package faulttest
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/ensemble"
 	"github.com/zklocks/zklocks/internal/locktest"
 )
@@ -72,9 +70,7 @@ func whoseSession(clients []*client, sid int64) string {
 // nodeOnMember is one member's own view of the node, without a sync: a
 // member that missed the delete still shows it.
 func nodeOnMember(server, node string, tp *tape) (string, *zk.Stat) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	s, err := zklocks.Connect(ctx, []string{server}, 2*time.Second, zklocks.WithZKLogger(nil))
+	s, err := memberAlone(server)
 	if err != nil {
 		return err.Error(), nil
 	}

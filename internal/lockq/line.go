@@ -114,7 +114,7 @@ func (q *Queue) line(ctx context.Context, n *Node) (Line, error) {
 // on the next one, before our monitor heard of the expiry), else what
 // the monitor saw, else a deletion.
 func (q *Queue) goneReason(n *Node) error {
-	if q.c.Conn.SessionID() != n.mon.Session() {
+	if q.sessionGone(n) {
 		return hold.ErrSessionExpired
 	}
 	if err := n.mon.Err(); err != nil {
@@ -122,6 +122,11 @@ func (q *Queue) goneReason(n *Node) error {
 	}
 	return hold.ErrNodeDeleted
 }
+
+// sessionGone reports whether the connection has another session than
+// the one that made our node (its session ended, whether or not our
+// monitor has heard of it yet).
+func (q *Queue) sessionGone(n *Node) bool { return q.c.Conn.SessionID() != n.mon.Session() }
 
 // takeListing returns the listing Join sent ahead, once, or lists now.
 func (n *Node) takeListing(ctx context.Context, q *Queue) ([]string, error) {

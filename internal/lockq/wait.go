@@ -104,7 +104,7 @@ func (q *Queue) callHooks(ctx context.Context, n *Node, l Line, hooks []WhileWai
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return 0, ctx.Err()
-		case err != nil && (errors.Is(err, zk.ErrSessionExpired) || q.c.Conn.SessionID() != n.mon.Session()):
+		case err != nil && (errors.Is(err, zk.ErrSessionExpired) || q.sessionGone(n)):
 			return 0, fmt.Errorf("%w (wait hook: %v)", q.lost(hold.ErrSessionExpired), err)
 		case err != nil:
 			return 0, fmt.Errorf("wait hook: %w", err)
