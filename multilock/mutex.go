@@ -271,7 +271,8 @@ func whileHeld(ctx context.Context, chans []<-chan struct{}) (context.Context, f
 		case <-ctx.Done():
 		}
 	}()
-	return ctx, func() { stop(); cancel(nil) }
+	// cancel first: the stop that closes lost must not read as a loss.
+	return ctx, func() { cancel(nil); stop() }
 }
 
 // heldLost turns the error of a step cut short by whileHeld into a loss.
@@ -282,8 +283,10 @@ func heldLost(ctx context.Context, err error) error {
 	return err
 }
 
-// watchAny returns a channel closed as soon as any of chans closes, and
-// the func that ends the watch (and waits for it). One goroutine watches
+// watchAny returns a channel closed as soon as any of chans closes or the
+// watch is ended, and the func that ends the watch (and waits for it).
+// Ending it closes the channel too: it is the set's Done, which Unlock
+// must close for whoever took it during the hold. One goroutine watches
 // them all.
 func watchAny(chans []<-chan struct{}) (<-chan struct{}, func()) {
 	fired, stop, exited := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -293,9 +296,8 @@ func watchAny(chans []<-chan struct{}) (<-chan struct{}, func()) {
 	}
 	go func() {
 		defer close(exited)
-		if i, _, _ := reflect.Select(cases); i > 0 {
-			close(fired)
-		}
+		reflect.Select(cases)
+		close(fired)
 	}()
 	var once sync.Once
 	return fired, func() { once.Do(func() { close(stop) }); <-exited }

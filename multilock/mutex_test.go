@@ -129,15 +129,19 @@ func TestLockHoldsEveryLockOfTheSet(t *testing.T) {
 	if err := m.Lock(ctx); !errors.Is(err, zklocks.ErrAlreadyLocked) {
 		t.Errorf("second Lock = %v; want ErrAlreadyLocked", err)
 	}
-	select {
-	case <-m.Done():
+	done := m.Done() // taken while the set is held: the channel Unlock must close
+	if locktest.IsClosed(done) {
 		t.Fatal("Done closed while the set is held")
-	default:
 	}
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	locktest.RequireClosedWithin(t, m.Done(), time.Second, "the set after Unlock")
+	if !locktest.IsClosed(done) {
+		t.Error("the hold's Done() still open after Unlock returned")
+	}
+	if !locktest.IsClosed(m.Done()) {
+		t.Error("Done() after Unlock is open, want a closed channel")
+	}
 	if left := nodesOf(t, conn, conn.SessionID(), a, b); len(left) != 0 {
 		t.Errorf("nodes left after Unlock: %v", left)
 	}
