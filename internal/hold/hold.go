@@ -225,11 +225,17 @@ func (m *Monitor) retryEvery() time.Duration {
 // the contender holds, the end of the session's epoch (liveness.Epoch),
 // which the connection's keeper times for every hold at once. An idle
 // hold therefore wakes for nothing: no ticker, no timer of its own.
+//
+// The read that sets the watch again after a data change runs beside the
+// loop, never in it: a read queued in go-zookeeper while the connection
+// is down can wait a session timeout, and the loop must meanwhile take
+// the acquisition's epoch and see it end.
 func (m *Monitor) run(ev <-chan zk.Event) {
 	defer close(m.exited)
 	var over <-chan struct{} // the epoch's, once held
 	var ep *liveness.Epoch
-	var retry <-chan time.Time // set only after a failed read
+	var retry <-chan time.Time        // set only after a failed read
+	var reread <-chan <-chan zk.Event // the re-arming read under way
 	for {
 		select {
 		case <-m.stop:
@@ -245,25 +251,17 @@ func (m *Monitor) run(ev <-chan zk.Event) {
 				m.end(reason)
 				return
 			}
-			// A data change (our own renewal, say): watch again now.
-			ev, retry = m.watchAgain(ep != nil)
+			reread = m.rearm() // a data change (our own renewal, say)
 		case <-retry:
-			ev, retry = m.watchAgain(ep != nil)
+			retry, reread = nil, m.rearm()
+		case ev = <-reread:
+			reread = nil
+			if ev == nil {
+				retry = time.After(m.retryEvery())
+			}
 		}
 	}
 }
-
-// watchAgain sets the watch again, or, when the read failed without
-// ending the hold, returns when to try next.
-func (m *Monitor) watchAgain(holding bool) (<-chan zk.Event, <-chan time.Time) {
-	if ev := m.rearm(holding); ev != nil {
-		return ev, nil
-	}
-	return nil, time.After(m.retryEvery())
-}
-
-// lossAt is when the hold must be given up (liveness.Clock.LossAt).
-func (m *Monitor) lossAt() time.Time { return m.c.Clock.LossAt() }
 
 // onEvent classifies one watch event; nil means "still held, re-arm".
 func (m *Monitor) onEvent(e zk.Event) error {
@@ -281,27 +279,29 @@ func (m *Monitor) onEvent(e zk.Event) error {
 	return nil
 }
 
-// rearm sets a fresh data watch after a data change fired the last one.
-// A failed read is tried again a little later (watchAgain): either the
-// connection is down (a holder's deadline counts) or the node is gone
-// (the next rearm reports it). A holder's read is bounded by its loss; a
-// queued contender's, whose clock may have run out while it still
-// waits in line, by a session timeout.
+// rearm sets a fresh data watch after a data change fired the last one,
+// in a goroutine of its own, and hands the loop the new watch, or nil
+// when the read failed without ending the hold: either the connection is
+// down or the node is gone, and the loop tries again a little later (the
+// next read reports a deletion). The read is bounded by a session
+// timeout and ends with the hold (Release cancels it).
 //
 // The node at our path is ours only if it is the very node we watched:
 // another Mutex on the same connection can make it again, with our
 // session as its owner, while we were disconnected, and the server then
 // reports it to our watch as a data change. The creation zxid tells.
-func (m *Monitor) rearm(holding bool) <-chan zk.Event {
+func (m *Monitor) rearm() <-chan <-chan zk.Event {
+	out := make(chan (<-chan zk.Event), 1)
+	go func() { out <- m.read() }()
+	return out
+}
+
+func (m *Monitor) read() <-chan zk.Event {
 	if sid := m.c.Conn.SessionID(); sid != 0 && sid != m.session {
 		m.end(ErrSessionExpired)
 		return nil
 	}
-	deadline := time.Now().Add(m.c.SessionTimeout)
-	if holding { // bounded by the loss: the loop must be free to serve it
-		deadline = m.lossAt()
-	}
-	ctx, cancel := context.WithDeadline(m.requests, deadline)
+	ctx, cancel := context.WithTimeout(m.requests, m.c.SessionTimeout)
 	defer cancel()
 	data, stat, ev, err := m.c.GetW(ctx, m.path)
 	switch {
