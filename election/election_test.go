@@ -285,3 +285,30 @@ func TestLostSessionEndsTheTerm(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Observe's channel closes once the connection is closed: every later
+// read would fail, and retrying a closed connection helps no one.
+func TestObserveEndsWhenTheSessionIsClosed(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	s, err := zklocks.Connect(ctx, zktest.Servers(t), 2*time.Second, zklocks.WithZKLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := election.New(s, zktest.LockPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := e.Observe(ctx)
+	s.Close()
+	closed := make(chan struct{})
+	go func() {
+		for range seen {
+		}
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(time.Second):
+		t.Fatal("Observe's channel still open 1s after Session.Close")
+	}
+}

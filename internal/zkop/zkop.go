@@ -86,6 +86,23 @@ func answeredByServer(err error) bool {
 	return false
 }
 
+// closedFor turns go-zookeeper's "connection closed", which it answers
+// both while between servers and for good after Close, into ErrClosed
+// once the clock has found the connection closed: that one is not
+// Transient, so no retry loop goes on against a connection that will not
+// come back.
+func (c *Client) closedFor(err error) error {
+	if err == nil || !errors.Is(err, zk.ErrConnectionClosed) {
+		return err
+	}
+	select {
+	case <-c.Clock.ConnClosed():
+		return ErrClosed
+	default:
+		return err
+	}
+}
+
 // Notified counts one watch event received.
 func (c *Client) Notified() { c.notifications.Add(1) }
 
@@ -132,7 +149,7 @@ func start[T any](c *Client, fn func() (T, error), viaLeader bool) *Pending[T] {
 		}
 		v, err := fn()
 		c.heard(sent, sid, viaLeader, err)
-		p.ch <- result[T]{v, err}
+		p.ch <- result[T]{v, c.closedFor(err)}
 	}()
 	return p
 }
