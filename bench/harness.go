@@ -15,7 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
-	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/history"
 )
 
 // Config is one run: one variant, one number of contenders.
@@ -626,37 +626,37 @@ func (c *contender) loop(cfg Config, tickets *atomic.Int64, stop *atomic.Bool, l
 	}
 }
 
-// CheckHistory checks the recorded holds with internal/locktest's checker
+// CheckHistory checks the recorded holds with internal/history's checker
 // (the one the conformance suite uses): no two holds overlap, and fencing
 // tokens grow strictly from one hold to the next. A lock that gives no
 // tokens at all (the peer: Token is always 0) is checked for overlaps only.
 // Holds the lock reported lost are left out. With permits above one (a
 // semaphore) it checks that no more than permits holds are open at once
-// instead (locktest.CheckPermits).
+// instead (history.CheckPermits).
 func CheckHistory(holds []Hold, permits int) error {
-	h := make(locktest.History, 0, len(holds))
+	h := make(history.History, 0, len(holds))
 	tokens := false
 	for _, x := range holds {
 		if x.Lost {
 			continue
 		}
-		h = append(h, locktest.Hold{Holder: fmt.Sprintf("contender %d", x.Contender), Enter: x.Enter, Exit: x.Exit,
+		h = append(h, history.Hold{Holder: fmt.Sprintf("contender %d", x.Contender), Enter: x.Enter, Exit: x.Exit,
 			Token: x.Token, Shared: x.Shared})
 		tokens = tokens || x.Token != 0
 	}
 	if permits > 1 {
-		if err := locktest.CheckPermits(h, permits); err != nil {
+		if err := history.CheckPermits(h, permits); err != nil {
 			return fmt.Errorf("%w: %w", ErrMutualExclusion, err)
 		}
 		return nil
 	}
 	if !tokens {
-		slices.SortFunc(h, func(a, b locktest.Hold) int { return cmp.Compare(a.Enter, b.Enter) })
+		slices.SortFunc(h, func(a, b history.Hold) int { return cmp.Compare(a.Enter, b.Enter) })
 		for i := range h {
 			h[i].Token = int64(i + 1)
 		}
 	}
-	if err := locktest.Check(h); err != nil {
+	if err := history.Check(h); err != nil {
 		return fmt.Errorf("%w: %w", ErrMutualExclusion, err)
 	}
 	return nil

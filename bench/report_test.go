@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/history"
 )
 
 // syntheticReport is a report with made-up figures, for the tests that
@@ -201,8 +201,8 @@ func TestCheckHistoryWithPermits(t *testing.T) {
 		t.Errorf("two holds of one permit: %v, want ErrMutualExclusion", err)
 	}
 	three := append(two, Hold{Contender: 2, Enter: 2 * ms, Exit: 3 * ms})
-	if err := CheckHistory(three, 2); !errors.Is(err, ErrMutualExclusion) || !errors.Is(err, locktest.ErrTooMany) {
-		t.Errorf("three holds of two permits: %v, want ErrMutualExclusion and locktest.ErrTooMany", err)
+	if err := CheckHistory(three, 2); !errors.Is(err, ErrMutualExclusion) || !errors.Is(err, history.ErrTooMany) {
+		t.Errorf("three holds of two permits: %v, want ErrMutualExclusion and history.ErrTooMany", err)
 	}
 }
 

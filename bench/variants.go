@@ -39,7 +39,7 @@ type Variant struct {
 	Readers func(contender int) bool
 	// Permits, above one, makes the variant a semaphore: up to Permits
 	// holds may be open at once, and the history is checked for that
-	// (locktest.CheckPermits) instead of for mutual exclusion.
+	// (history.CheckPermits) instead of for mutual exclusion.
 	Permits int
 	// Locks, above zero, is how many locks one hold takes at once (a
 	// multilock): New is then given a lock path under which it makes

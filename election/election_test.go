@@ -14,6 +14,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/election"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
@@ -115,7 +116,7 @@ func TestOneLeaderAtATime(t *testing.T) {
 	ctx := testContext(t, 60*time.Second)
 	path := zktest.LockPath(t)
 	cs := candidates(t, path, 5)
-	rec := locktest.NewRecorder()
+	rec := history.NewRecorder()
 	errs := make(chan error, len(cs))
 	for i, c := range cs {
 		go func() {
@@ -138,7 +139,7 @@ func TestOneLeaderAtATime(t *testing.T) {
 	if len(h) != len(cs) {
 		t.Fatalf("%d terms, want %d", len(h), len(cs))
 	}
-	if err := locktest.Check(h); err != nil {
+	if err := history.Check(h); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/naive"
@@ -311,7 +312,7 @@ func TestHerdEffect(t *testing.T) {
 	for i := range mutexes {
 		mutexes[i] = newMutex(t, zktest.Connect(t), path, zktest.DefaultSessionTimeout)
 	}
-	rec := locktest.NewRecorder()
+	rec := history.NewRecorder()
 	g, gctx := errgroup.WithContext(ctx)
 	for i, m := range mutexes {
 		g.Go(func() error {
@@ -331,7 +332,7 @@ func TestHerdEffect(t *testing.T) {
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if err := locktest.Check(rec.History()); err != nil {
+	if err := history.Check(rec.History()); err != nil {
 		t.Fatal(err)
 	}
 	var total zklocks.Stats

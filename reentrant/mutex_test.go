@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/reentrant"
@@ -255,7 +256,7 @@ func TestNonOwner(t *testing.T) {
 // Owners exclude each other wherever they are: sharing one Mutex, each with
 // its own Mutex on one session, or each on its own session. Each section is
 // entered at depth 2; the recorded history must show no overlap and a
-// token that grows from hold to hold (locktest.Check).
+// token that grows from hold to hold (history.Check).
 func TestOwnersExcludeEachOther(t *testing.T) {
 	const owners, rounds = 3, 4
 	setups := []struct {
@@ -287,7 +288,7 @@ func TestOwnersExcludeEachOther(t *testing.T) {
 			t.Run(s.name, func(t *testing.T) {
 				path := zktest.LockPath(t)
 				mutexOf := s.mutex(t, path, mode)
-				rec := locktest.NewRecorder()
+				rec := history.NewRecorder()
 				var inside atomic.Int32
 				var g errgroup.Group
 				for i := range owners {
@@ -321,7 +322,7 @@ func TestOwnersExcludeEachOther(t *testing.T) {
 				require.NoError(t, g.Wait())
 				hist := rec.History()
 				require.Len(t, hist, owners*rounds)
-				require.NoError(t, locktest.Check(hist))
+				require.NoError(t, history.Check(hist))
 				assert.Empty(t, zktest.Children(t, zktest.Connect(t), path))
 			})
 		}

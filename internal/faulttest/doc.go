@@ -9,7 +9,7 @@
 //
 // The package has no code outside its tests. Every test records each hold
 // (who, when, which fencing token) and checks the history with
-// internal/locktest.Check: no two holds overlap, tokens grow. It then lists
+// internal/history.Check: no two holds overlap, tokens grow. It then lists
 // the lock path: nothing may be left behind. Each test logs one line per
 // variant,
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
@@ -57,7 +58,7 @@ type holdRec struct {
 	done  time.Duration // Done seen closed during the hold; stillHeld if not
 }
 
-const stillHeld = locktest.StillHeld
+const stillHeld = history.StillHeld
 
 // enter records that c's Lock has just returned.
 func (tp *tape) enter(c *client) *holdRec { return tp.enterAt(c, tp.now()) }
@@ -80,13 +81,13 @@ func (tp *tape) leave(h *holdRec, doneAt time.Duration) {
 	tp.mu.Unlock()
 }
 
-// history returns the holds on path as locktest sees them, and the
+// history returns the holds on path as a history.History, and the
 // longest time a holder went on believing it held the lock after the
 // servers could have expired its session (see the package doc).
-func (tp *tape) history(path string) (locktest.History, time.Duration) {
+func (tp *tape) history(path string) (history.History, time.Duration) {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	var out locktest.History
+	var out history.History
 	var belief time.Duration
 	for _, h := range tp.holds {
 		if h.c.path != path {
@@ -99,7 +100,7 @@ func (tp *tape) history(path string) (locktest.History, time.Duration) {
 			}
 			end = bound
 		}
-		out = append(out, locktest.Hold{Holder: h.c.name, Enter: h.enter, Exit: end, Token: h.token})
+		out = append(out, history.Hold{Holder: h.c.name, Enter: h.enter, Exit: end, Token: h.token})
 	}
 	return out, belief
 }
@@ -342,14 +343,14 @@ func describe(conn *zk.Conn, path string, nodes []string, v *variant) []string {
 func checkHistory(t testing.TB, tp *tape, v *variant, path string) (holds, double int, belief time.Duration) {
 	t.Helper()
 	h, belief := tp.history(path)
-	if err := locktest.CheckPermits(h, v.permits); err != nil {
+	if err := history.CheckPermits(h, v.permits); err != nil {
 		t.Errorf("%s: history of %d holds on %s: %v", v.name, len(h), path, err)
 	}
-	if most := locktest.MostAtOnce(h); v.permits > 1 && most < v.permits {
+	if most := history.MostAtOnce(h); v.permits > 1 && most < v.permits {
 		t.Errorf("%s: at most %d holders at once in %d holds on %s; the bound of %d was never tested",
 			v.name, most, len(h), path, v.permits)
 	}
-	return len(h), locktest.Crowded(h, v.permits), belief
+	return len(h), history.Crowded(h, v.permits), belief
 }
 
 // report is one FAULTREPORT line (see the package doc).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/ensemble"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
@@ -443,13 +444,13 @@ type pacing struct {
 
 func pace(tp *tape, path string, from, to time.Duration) pacing {
 	h, _ := tp.history(path)
-	var in locktest.History
+	var in history.History
 	for _, x := range h {
 		if x.Enter >= from && x.Exit <= to {
 			in = append(in, x)
 		}
 	}
-	slices.SortFunc(in, func(a, b locktest.Hold) int { return int(a.Enter - b.Enter) })
+	slices.SortFunc(in, func(a, b history.Hold) int { return int(a.Enter - b.Enter) })
 	var gaps []time.Duration
 	for i := 1; i < len(in); i++ {
 		gaps = append(gaps, in[i].Enter-in[i-1].Exit)

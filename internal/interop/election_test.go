@@ -14,6 +14,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/election"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
@@ -37,10 +38,10 @@ func TestMixedElections(t *testing.T) {
 		return e, nil, err
 	}}
 	h := mix(t, servers, &v, curatorLatchPeer(), nil)
-	n := locktest.Overlaps(h)
+	n := history.Overlaps(h)
 	t.Logf("election with curator-latch: %d terms, %d double leaders", len(h), n)
 	if n != 0 {
-		t.Errorf("%d double leaders in %d terms:\n%v", n, len(h), locktest.Check(h))
+		t.Errorf("%d double leaders in %d terms:\n%v", n, len(h), history.Check(h))
 	}
 }
 
@@ -93,9 +94,9 @@ func TestKazooElection(t *testing.T) {
 		if len(theirs) != 1 {
 			t.Fatalf("kazoo reported %d terms, want 1", len(theirs))
 		}
-		h := locktest.History{{Holder: "election", Enter: time.Duration(ourEnter), Exit: time.Duration(ourExit)},
+		h := history.History{{Holder: "election", Enter: time.Duration(ourEnter), Exit: time.Duration(ourExit)},
 			{Holder: theirs[0].holder, Enter: time.Duration(theirs[0].acquired), Exit: time.Duration(theirs[0].release)}}
-		if n := locktest.Overlaps(h); n != 1 {
+		if n := history.Overlaps(h); n != 1 {
 			t.Errorf("%d double leaders, want 1 (kazoo's term inside ours): %v", n, h)
 		}
 		t.Logf("kazoo's Election led %v after our candidate, which still led: two leaders",
@@ -196,7 +197,7 @@ func TestKazooElection(t *testing.T) {
 	// kazoo learnt to see our nodes, and the docs must change.
 	t.Run("mixed", func(t *testing.T) {
 		h := mix(t, servers, ourElection(), kazooElectionPeer(), nil)
-		n := locktest.Overlaps(h)
+		n := history.Overlaps(h)
 		t.Logf("election with kazoo-election: %d terms, %d double leaders (not safe, as documented)", len(h), n)
 		if n == 0 {
 			t.Errorf("no double leader in %d mixed terms: kazoo's Election saw our candidates, which election/doc.go says it cannot", len(h))
@@ -209,10 +210,10 @@ func TestKazooElection(t *testing.T) {
 		p := kazooDriver("kazoo+extra_lock_patterns=-latch-", "--extra-lock-patterns=-latch-")
 		path := zktest.LockPath(t)
 		h := mixAt(t, servers, path, ourElection(), p, nil)
-		n := locktest.Overlaps(h)
+		n := history.Overlaps(h)
 		t.Logf("election with %s: %d terms, %d double leaders", p.name, len(h), n)
 		if n != 0 {
-			t.Errorf("%d double leaders in %d terms:\n%v", n, len(h), locktest.Check(h))
+			t.Errorf("%d double leaders in %d terms:\n%v", n, len(h), history.Check(h))
 		}
 		led := map[string]int{}
 		for _, x := range h {

@@ -11,7 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
-	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/reentrant"
 	"github.com/zklocks/zklocks/sequential"
@@ -70,10 +70,10 @@ func TestMixedClients(t *testing.T) {
 		for _, p := range safe {
 			t.Run(v.name+"+"+p.name, func(t *testing.T) {
 				h := mix(t, servers, &v, p, nil)
-				if n := locktest.Overlaps(h); n != 0 {
-					t.Errorf("%d double holders in %d holds:\n%v", n, len(h), locktest.Check(h))
+				if n := history.Overlaps(h); n != 0 {
+					t.Errorf("%d double holders in %d holds:\n%v", n, len(h), history.Check(h))
 				}
-				t.Logf("%s with %s: %d holds, %d double holders", v.name, p.name, len(h), locktest.Overlaps(h))
+				t.Logf("%s with %s: %d holds, %d double holders", v.name, p.name, len(h), history.Overlaps(h))
 			})
 		}
 	}
@@ -87,20 +87,20 @@ func TestMixedClients(t *testing.T) {
 			{"curator+kazoo (default patterns)", nil, curatorPeer(), kazooPeer(false)},
 		} {
 			h := mix(t, servers, c.v, c.p, &c.p2)
-			t.Logf("%s: %d holds, %d double holders (not safe, as documented)", c.name, len(h), locktest.Overlaps(h))
+			t.Logf("%s: %d holds, %d double holders (not safe, as documented)", c.name, len(h), history.Overlaps(h))
 		}
 	})
 }
 
 // mix runs contenders of v (if not nil) and of peers p and p2 (if named)
 // on one new path until the peers are done, and returns the merged history.
-func mix(t *testing.T, servers string, v *ours, p peer, p2 *peer) locktest.History {
+func mix(t *testing.T, servers string, v *ours, p peer, p2 *peer) history.History {
 	t.Helper()
 	return mixAt(t, servers, zktest.LockPath(t), v, p, p2)
 }
 
 // mixAt is mix on the given path.
-func mixAt(t *testing.T, servers, path string, v *ours, p peer, p2 *peer) locktest.History {
+func mixAt(t *testing.T, servers, path string, v *ours, p peer, p2 *peer) history.History {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -122,7 +122,7 @@ func mixAt(t *testing.T, servers, path string, v *ours, p peer, p2 *peer) lockte
 	}
 
 	var mu sync.Mutex
-	var h locktest.History
+	var h history.History
 	peersDone := make(chan struct{})
 	var wg sync.WaitGroup
 	if v != nil {
@@ -154,7 +154,7 @@ func mixAt(t *testing.T, servers, path string, v *ours, p peer, p2 *peer) lockte
 					time.Sleep(holdFor)
 					exit := time.Now().UnixNano()
 					mu.Lock()
-					h = append(h, locktest.Hold{Holder: name, Enter: at(enter), Exit: at(exit)})
+					h = append(h, history.Hold{Holder: name, Enter: at(enter), Exit: at(exit)})
 					mu.Unlock()
 					if err := l.Unlock(lctx); err != nil {
 						t.Errorf("%s: Unlock: %v", name, err)
@@ -164,14 +164,14 @@ func mixAt(t *testing.T, servers, path string, v *ours, p peer, p2 *peer) lockte
 			}()
 		}
 	}
-	var theirs locktest.History
+	var theirs history.History
 	for _, wait := range waits {
 		holds, err := wait()
 		if err != nil {
 			t.Error(err)
 		}
 		for _, ph := range holds {
-			theirs = append(theirs, locktest.Hold{Holder: ph.holder, Enter: at(ph.acquired), Exit: at(ph.release)})
+			theirs = append(theirs, history.Hold{Holder: ph.holder, Enter: at(ph.acquired), Exit: at(ph.release)})
 		}
 	}
 	close(peersDone)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/rwlock"
 )
@@ -83,8 +83,8 @@ func TestMixedReadWriteClients(t *testing.T) {
 	for _, p := range []rwPeer{curatorRW(2, 1), kazooRW(true, 0, 2), kazooRW(true, 2, 1)} {
 		t.Run("rwlock+"+p.name, func(t *testing.T) {
 			r := mixRW(t, servers, true, p)
-			if n := locktest.Overlaps(r.h); n != 0 {
-				t.Errorf("%d holds conflict in %d:\n%v", n, len(r.h), locktest.Check(r.h))
+			if n := history.Overlaps(r.h); n != 0 {
+				t.Errorf("%d holds conflict in %d:\n%v", n, len(r.h), history.Check(r.h))
 			}
 			t.Logf("rwlock with %s: %s", p.name, r)
 		})
@@ -108,7 +108,7 @@ func TestMixedReadWriteClients(t *testing.T) {
 
 // rwRun is what one mix of clients did.
 type rwRun struct {
-	h     locktest.History
+	h     history.History
 	stuck []string // peer contenders that gave up, waiting longer than stuckAfter
 }
 
@@ -119,7 +119,7 @@ func (r rwRun) String() string {
 			readers++
 		}
 	}
-	return fmt.Sprintf("%d holds (%d reads), %d in conflict, stuck: %v", len(r.h), readers, locktest.Overlaps(r.h), r.stuck)
+	return fmt.Sprintf("%d holds (%d reads), %d in conflict, stuck: %v", len(r.h), readers, history.Overlaps(r.h), r.stuck)
 }
 
 // mixRW runs the peers' drivers and, with ours, rwReaders readers and
@@ -145,7 +145,7 @@ func mixRW(t *testing.T, servers string, ours bool, peers ...rwPeer) rwRun {
 
 	var mu sync.Mutex
 	var run rwRun
-	record := func(x locktest.Hold) {
+	record := func(x history.Hold) {
 		mu.Lock()
 		run.h = append(run.h, x)
 		mu.Unlock()
@@ -177,7 +177,7 @@ func mixRW(t *testing.T, servers string, ours bool, peers ...rwPeer) rwRun {
 				}
 				enter := time.Now().UnixNano()
 				time.Sleep(holdFor)
-				record(locktest.Hold{Holder: name, Enter: at(enter), Exit: at(time.Now().UnixNano()), Shared: read})
+				record(history.Hold{Holder: name, Enter: at(enter), Exit: at(time.Now().UnixNano()), Shared: read})
 				if err := s.Unlock(ctx); err != nil {
 					t.Errorf("%s: %v", name, err)
 					return
@@ -193,7 +193,7 @@ func mixRW(t *testing.T, servers string, ours bool, peers ...rwPeer) rwRun {
 		count := map[string]int{}
 		for _, ph := range holds {
 			count[ph.holder]++
-			record(locktest.Hold{Holder: ph.holder, Enter: at(ph.acquired), Exit: at(ph.release), Shared: strings.Contains(ph.holder, "-r")})
+			record(history.Hold{Holder: ph.holder, Enter: at(ph.acquired), Exit: at(ph.release), Shared: strings.Contains(ph.holder, "-r")})
 		}
 		p := peers[i]
 		for j := range p.readers + p.writers {

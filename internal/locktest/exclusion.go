@@ -11,13 +11,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/history"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
 // contend runs one goroutine per locker; each takes the lock rounds times,
 // records every hold in rec and runs work(ctx, i) inside it. The first
 // error stops everyone.
-func contend(ctx context.Context, lockers []zklocks.Locker, rounds int, rec *Recorder,
+func contend(ctx context.Context, lockers []zklocks.Locker, rounds int, rec *history.Recorder,
 	work func(ctx context.Context, i int) error) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for i, l := range lockers {
@@ -70,7 +71,7 @@ func (s *suite) testMutualExclusion(t *testing.T) {
 				_, _, err := c.conn.Exists(path)
 				return err
 			}
-			rec := NewRecorder()
+			rec := history.NewRecorder()
 			start := time.Now()
 			if err := contend(ctx, lockers, tc.rounds, rec, work); err != nil {
 				t.Fatal(err)
@@ -80,7 +81,7 @@ func (s *suite) testMutualExclusion(t *testing.T) {
 			if want := tc.contenders * tc.rounds; len(h) != want {
 				t.Fatalf("recorded %d holds, want %d", len(h), want)
 			}
-			if err := Check(h); err != nil {
+			if err := history.Check(h); err != nil {
 				t.Fatalf("history of %d holds: %v", len(h), err)
 			}
 			t.Logf("%d holds by %d contenders in %v (%v per hold)", len(h), tc.contenders,

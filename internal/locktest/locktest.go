@@ -1,6 +1,7 @@
 // Package locktest is the conformance suite every lock in this module runs
-// against a real ZooKeeper ensemble, and the history checker it (and the
-// bench and fault tests) use to prove mutual exclusion.
+// against a real ZooKeeper ensemble. It imports testing, so only tests may
+// import it; the history checker it proves mutual exclusion with is
+// internal/history, which the bench uses too.
 //
 // A variant's tests describe the variant once and hand it to Run:
 //
@@ -15,12 +16,12 @@
 //	}
 //
 // Every behaviour of DESIGN.md §3 is a subtest named after it. Mutual
-// exclusion is judged from a recorded History (see Recorder and Check),
-// never from a counter; "nothing left behind" is judged by listing the
-// nodes of the lock path and comparing their ephemeralOwner with the
-// session of the client under test. Waits are bounded by context
-// deadlines; the suite polls ZooKeeper with backoff where it must wait for
-// a state, and never sleeps to synchronise.
+// exclusion is judged from a recorded history.History (see
+// history.Recorder and history.Check), never from a counter; "nothing left
+// behind" is judged by listing the nodes of the lock path and comparing
+// their ephemeralOwner with the session of the client under test. Waits
+// are bounded by context deadlines; the suite polls ZooKeeper with backoff
+// where it must wait for a state, and never sleeps to synchronise.
 package locktest
 
 import (

@@ -16,7 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/zklocks/zklocks/internal/fence"
-	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/history"
 )
 
 // The fault tests put each rival lock through the faults the notes name
@@ -46,13 +46,13 @@ func yn(b bool) string {
 // seen by the holder process and by this one can be set side by side.
 type wallHistory struct {
 	origin time.Time
-	holds  locktest.History
+	holds  history.History
 }
 
 func newWallHistory() *wallHistory { return &wallHistory{origin: time.Now()} }
 
 func (w *wallHistory) add(holder string, token int64, enter, exit time.Time) {
-	w.holds = append(w.holds, locktest.Hold{Holder: holder, Token: token,
+	w.holds = append(w.holds, history.Hold{Holder: holder, Token: token,
 		Enter: time.Duration(enter.UnixNano() - w.origin.UnixNano()),
 		Exit:  time.Duration(exit.UnixNano() - w.origin.UnixNano())})
 }
@@ -160,7 +160,7 @@ func testFrozenHolder(t *testing.T, s system, ttl time.Duration) {
 	if err := b.Unlock(ctx); err != nil {
 		t.Fatalf("the second holder's Unlock: %v", err)
 	}
-	double := locktest.Overlaps(hist.holds)
+	double := history.Overlaps(hist.holds)
 	state, err := store.State()
 	if err != nil {
 		t.Fatal(err)
@@ -445,7 +445,7 @@ func testCutHolder(t *testing.T, s system, ttl time.Duration) {
 			t.Errorf("the holder's Unlock after the cut healed (try %d): %v, want ErrNotHeld", tries, again)
 		}
 	}
-	double := locktest.Overlaps(hist.holds)
+	double := history.Overlaps(hist.holds)
 	state, err := store.State()
 	if err != nil {
 		t.Fatal(err)
@@ -684,7 +684,7 @@ func testKilledRedis(t *testing.T) {
 	}
 	hist.add("A", 0, aEnter, asked.Add(ttl)) // it held until its key expired
 	hist.add("B", 0, bEnter, time.Now())
-	if n := locktest.Overlaps(hist.holds); n != 0 {
+	if n := history.Overlaps(hist.holds); n != 0 {
 		t.Errorf("%d overlapping holds: %v", n, hist.holds)
 	}
 	faultLog(t, "redis", "kill-server", "ttl="+ttl.String(), "down="+ms(upAt.Sub(killAt)),
@@ -786,7 +786,7 @@ func testKilledPostgres(t *testing.T) {
 	if err := c.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	double := locktest.Overlaps(hist.holds)
+	double := history.Overlaps(hist.holds)
 	state, err := store.State()
 	if err != nil {
 		t.Fatal(err)
@@ -901,7 +901,7 @@ func testKilledRedlockInstance(t *testing.T) {
 	bExit := time.Now()
 	hist.add("A", 0, aEnter, aExit)
 	hist.add("B", 0, bEnter, bExit)
-	if n := locktest.Overlaps(hist.holds); n != 0 {
+	if n := history.Overlaps(hist.holds); n != 0 {
 		t.Errorf("%d overlapping holds: %v", n, hist.holds)
 	}
 
@@ -1034,7 +1034,7 @@ func testKilledEtcdLeader(t *testing.T) {
 	}
 	hist.add("A", aToken, aEnter, aExit)
 	hist.add("B", bToken, bEnter, time.Now())
-	if err := locktest.Check(hist.holds); err != nil {
+	if err := history.Check(hist.holds); err != nil {
 		t.Error(err)
 	}
 	faultLog(t, "etcd", "kill-server", "ttl="+ttl.String(), fmt.Sprintf("killed=leader(member %d of 3)", leader+1),
@@ -1134,7 +1134,7 @@ func TestFaultRedlockClockJump(t *testing.T) {
 	aExit := time.Now()
 	hist.add("A", 0, aEnter, aExit)
 	hist.add("B", 0, bEnter, time.Now())
-	double := locktest.Overlaps(hist.holds)
+	double := history.Overlaps(hist.holds)
 	if double != 1 {
 		t.Errorf("%d overlapping holds, want 1 (two holders at once): %v", double, hist.holds)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/history"
 )
 
 // lockName gives each test its own lock, so that a test never waits on
@@ -27,7 +27,7 @@ func TestMutualExclusion(t *testing.T) {
 			verifyNoLeaks(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			rec := locktest.NewRecorder()
+			rec := history.NewRecorder()
 			g, gctx := errgroup.WithContext(ctx)
 			for i := range contenders {
 				l := s.open(t, lockName(t), Options{})
@@ -56,11 +56,11 @@ func TestMutualExclusion(t *testing.T) {
 				t.Fatalf("%d holds recorded, want %d", len(h), contenders*rounds)
 			}
 			if s.fenced {
-				if err := locktest.Check(h); err != nil {
+				if err := history.Check(h); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				if n := locktest.Overlaps(h); n != 0 {
+				if n := history.Overlaps(h); n != 0 {
 					t.Fatalf("%d holds began while another was held", n)
 				}
 				for _, x := range h {

@@ -11,12 +11,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zklocks/zklocks/bench"
-	"github.com/zklocks/zklocks/internal/locktest"
+	"github.com/zklocks/zklocks/internal/history"
 )
 
 // ErrOverlap is RunRound's error when two holds overlapped: the lock let
 // two holders in at once.
-var ErrOverlap = locktest.ErrOverlap
+var ErrOverlap = history.ErrOverlap
 
 // RoundConfig shapes one round of RunRound.
 type RoundConfig struct {
@@ -51,7 +51,7 @@ func RunRound(ctx context.Context, lockers []Locker, cfg RoundConfig) (Round, er
 		perHolder = make([]int64, len(lockers))
 		acquire   = newLatencies()
 		handoff   = newLatencies()
-		rec       = locktest.NewRecorder()
+		rec       = history.NewRecorder()
 		start     = time.Now()
 		deadline  = start.Add(cfg.Duration)
 		g, gctx   = errgroup.WithContext(ctx)
@@ -97,7 +97,7 @@ func RunRound(ctx context.Context, lockers []Locker, cfg RoundConfig) (Round, er
 	if err := g.Wait(); err != nil {
 		return Round{}, err
 	}
-	if n := locktest.Overlaps(rec.History()); n > 0 {
+	if n := history.Overlaps(rec.History()); n > 0 {
 		return Round{}, fmt.Errorf("rivals: %d of %d holds began while another was held: %w",
 			n, acquired, ErrOverlap)
 	}

@@ -1,4 +1,9 @@
-package locktest
+// Package history records the holds of a lock and checks them: no two
+// exclusive holds overlap, fencing tokens grow, a semaphore never has more
+// holders than permits. It imports no test support, so that the bench and
+// the zklocks command can check their runs without linking the testing
+// package (internal/locktest, the conformance suite, uses it too).
+package history
 
 import (
 	"cmp"
@@ -12,9 +17,9 @@ import (
 
 // Problems Check reports, for errors.Is.
 var (
-	ErrOverlap    = errors.New("locktest: two holds overlap")
-	ErrTokenOrder = errors.New("locktest: fencing token does not increase")
-	ErrMalformed  = errors.New("locktest: malformed hold")
+	ErrOverlap    = errors.New("history: two holds overlap")
+	ErrTokenOrder = errors.New("history: fencing token does not increase")
+	ErrMalformed  = errors.New("history: malformed hold")
 )
 
 // StillHeld is the Exit of a hold whose end has not been recorded: it
@@ -189,7 +194,7 @@ func Check(h History) error {
 }
 
 // ErrTooMany is CheckPermits's problem: more holders at once than permits.
-var ErrTooMany = errors.New("locktest: more holders at once than permits")
+var ErrTooMany = errors.New("history: more holders at once than permits")
 
 // CheckPermits is Check for a semaphore of permits permits: at no instant
 // are more than permits holds open (wrapping ErrTooMany, naming the holds
