@@ -3,14 +3,17 @@ package zklocks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/sequential"
 )
@@ -238,5 +241,80 @@ func TestCloseEndsEveryHoldFirst(t *testing.T) {
 	}
 	if err := m.Unlock(ctx); !errors.Is(err, zklocks.ErrLockLost) || !errors.Is(err, zk.ErrClosing) {
 		t.Errorf("Unlock after Close = %v, want ErrLockLost and zk.ErrClosing", err)
+	}
+}
+
+// Close returns only once every hold's Done has closed: the servers hand
+// each lock over as soon as the connection is closed, and with thousands
+// of holds on the session, monitors left to notice on their own would
+// still look held to their owners while a waiter already holds.
+func TestCloseEndsThousandsOfHoldsBeforeAnyWaiterHolds(t *testing.T) {
+	const holds, sampled = 10000, 16
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	a, b := connect(t, 4*time.Second), connect(t, 4*time.Second)
+	root := zktest.LockPath(t)
+	locks := make([]*sequential.Mutex, holds)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(256)
+	for i := range locks {
+		g.Go(func() error {
+			m, err := sequential.New(a, fmt.Sprintf("%s/%d", root, i))
+			if err != nil {
+				return err
+			}
+			locks[i] = m
+			return m.Lock(gctx)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	type waiter struct {
+		held   <-chan struct{} // A's hold's Done, taken while it holds
+		locked <-chan locktest.LockResult
+	}
+	var ws []waiter
+	for i := 0; i < holds; i += holds / sampled {
+		m, err := sequential.New(b, fmt.Sprintf("%s/%d", root, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, waiter{held: locks[i].Done(), locked: locktest.LockAsync(ctx, m)})
+	}
+	for _, w := range ws {
+		if locktest.IsClosed(w.held) {
+			t.Fatal("a hold of A ended before Close")
+		}
+	}
+	// Every waiter must be queued behind A's node before A goes.
+	for i := 0; i < holds; i += holds / sampled {
+		path := fmt.Sprintf("%s/%d", root, i)
+		for {
+			kids, _, err := b.Conn().Children(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(kids) == 2 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s: %d nodes, want A's and B's", path, len(kids))
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	closed := make(chan struct{})
+	go func() { a.Close(); close(closed) }() // the waiters may hold before Close returns
+	defer func() { <-closed }()
+	for i, w := range ws {
+		r := locktest.AwaitLock(t, w.locked, 30*time.Second, fmt.Sprintf("waiter %d", i))
+		if r.Err != nil {
+			t.Fatalf("waiter %d: %v", i, r.Err)
+		}
+		if !locktest.IsClosed(w.held) {
+			t.Errorf("waiter %d holds while the Done of A's hold on that path is still open", i)
+		}
 	}
 }

@@ -69,9 +69,10 @@ type Monitor struct {
 	requests context.Context
 	cancel   context.CancelFunc
 
-	mu     sync.Mutex // guards ended and onLoss
+	mu     sync.Mutex // guards ended, onLoss and joined
 	ended  bool
 	onLoss func(reason error)
+	joined *liveness.Epoch // the epoch the hold counts itself on (join)
 
 	revoked *revocation // closed when a client asks the holder to let go
 
@@ -143,11 +144,32 @@ func (m *Monitor) Acquired(ctx context.Context) {
 	case ep.Session() != m.session:
 		m.end(ErrSessionExpired)
 	default:
+		if err := m.join(ep); err != nil {
+			m.end(err)
+			return
+		}
 		select {
 		case m.acquired <- ep:
 		default: // called twice: the first epoch stands
 		}
 	}
+}
+
+// join counts the hold on its epoch (Epoch.Join) until the hold ends, so
+// that Session.Close returns only once this Done has closed. It returns
+// why the epoch ended when it has; nil also when the hold has ended or
+// has joined before.
+func (m *Monitor) join(ep *liveness.Epoch) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ended || m.joined != nil {
+		return nil
+	}
+	if err := ep.Join(); err != nil {
+		return err
+	}
+	m.joined = ep
+	return nil
 }
 
 // Done is closed when the hold ends.
@@ -204,11 +226,14 @@ func (m *Monitor) end(reason error) {
 		m.err = reason
 		m.mu.Lock()
 		m.ended = true
-		f := m.onLoss
+		f, joined := m.onLoss, m.joined
 		m.mu.Unlock()
 		close(m.done)
 		close(m.stop)
 		m.cancel()
+		if joined != nil {
+			joined.Leave()
+		}
 		if f != nil && reason != ErrReleased {
 			f(reason)
 		}

@@ -3,6 +3,7 @@ package liveness
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -29,6 +30,56 @@ type Epoch struct {
 	sid    int64
 	over   chan struct{}
 	reason error // set before over closes
+
+	mu      sync.Mutex
+	ended   bool
+	holds   int           // holds that joined and whose Done is still open
+	drained chan struct{} // closed when holds is 0 after the end; nil until asked
+}
+
+// Join counts a hold on the epoch until its Leave, so that Clock.Close
+// can wait for every hold's Done. When the epoch is over already it
+// counts nothing and returns why it ended.
+func (e *Epoch) Join() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended {
+		return e.reason
+	}
+	e.holds++
+	return nil
+}
+
+// Leave ends a Join: the hold's Done has closed.
+func (e *Epoch) Leave() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.holds--
+	if e.holds == 0 && e.drained != nil {
+		close(e.drained)
+		e.drained = nil
+	}
+}
+
+// awaitHolds waits, after the end, until every hold that joined has left,
+// or until within passes.
+func (e *Epoch) awaitHolds(within time.Duration) {
+	e.mu.Lock()
+	if e.holds == 0 {
+		e.mu.Unlock()
+		return
+	}
+	if e.drained == nil {
+		e.drained = make(chan struct{})
+	}
+	drained := e.drained
+	e.mu.Unlock()
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-drained:
+	case <-t.C:
+	}
 }
 
 // Over is closed when the epoch ends.
@@ -49,7 +100,9 @@ func (e *Epoch) Reason() error {
 func (e *Epoch) Session() int64 { return e.sid }
 
 func (e *Epoch) end(reason error) {
-	e.reason = reason
+	e.mu.Lock()
+	e.ended, e.reason = true, reason
+	e.mu.Unlock()
 	close(e.over)
 }
 

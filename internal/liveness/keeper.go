@@ -134,10 +134,22 @@ func (c *Clock) sync(sid int64) chan struct{} {
 // is being closed. zklocks.Session.Close calls it before it closes the
 // connection, so that every hold's Done has closed before the servers
 // delete the session's nodes.
+//
+// It returns once the Done of every hold of the ended epoch has closed
+// (Epoch.Join), or after holdsWait: the servers hand the locks over as
+// soon as the connection closes, and no hold may still look held then.
 func (c *Clock) Close() {
 	c.mu.Lock()
+	last := c.ep
 	c.closed = true
 	c.stepLocked(time.Now())
 	c.mu.Unlock()
 	c.closeOnce.Do(func() { close(c.closing) })
+	if last != nil {
+		last.awaitHolds(holdsWait)
+	}
 }
+
+// holdsWait bounds Close's wait for the holds' Done channels: each closes
+// in its monitor's goroutine, which a loaded machine may run late.
+const holdsWait = 5 * time.Second
