@@ -99,7 +99,17 @@ func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, l
 	s.mu.Unlock()
 
 	start := log.Now()
-	if err := lock(n); err != nil {
+	err := lock(n)
+	if err == nil {
+		// The hold can end as it begins: the clock out after Acquired's
+		// wait for a fresh proof, or the node gone since the listing.
+		// Then it was never held: the caller must not be told otherwise.
+		n.Monitor().Acquired(ctx)
+		if lost := n.Monitor().Err(); lost != nil {
+			err = s.k.config().holdLost(lost)
+		}
+	}
+	if err != nil {
 		s.k.Abandon(ctx, n)
 		if log != nil && !errors.Is(err, locked) {
 			log.Abandon(ctx, n.Path(), start, err)
@@ -109,7 +119,6 @@ func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, l
 		s.mu.Unlock()
 		return err
 	}
-	n.Monitor().Acquired(ctx)
 	var hl *oplog.Hold
 	if log != nil {
 		hl = log.Acquire(ctx, n.Path(), n.Token(), s.k.client().Conn.SessionID(), start)
