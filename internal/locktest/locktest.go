@@ -14,7 +14,7 @@
 //		})
 //	}
 //
-// Every behaviour of DESIGN.md §3 is a subtest named after it. Mutual
+// Every behaviour of the zklocks.Locker contract is a subtest named after it. Mutual
 // exclusion is judged from a recorded History (see Recorder and Check),
 // never from a counter; "nothing left behind" is judged by listing the
 // nodes of the lock path and comparing their ephemeralOwner with the
