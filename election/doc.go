@@ -2,7 +2,7 @@
 // documentation gives right after the lock: candidates queue as
 // ephemeral-sequential nodes, the first one leads, and each of the others
 // watches only the candidate just ahead of it. It is the sequential lock
-// (notes 001 §3) held for a term instead of a critical section; the API
+// (docs/02-sequential.md) held for a term instead of a critical section; the API
 // follows etcd's concurrency.Election.
 //
 // # Recipe

@@ -1,8 +1,8 @@
 // Package naive is the simplest ZooKeeper lock: the lock is held by
-// whichever session owns an ephemeral node at the lock path. It implements
-// the whole of the study note 000_7316db2df30c38d3.txt (the acquire and
-// release steps, the reason the node is ephemeral, and the Java demo),
-// with the demo's bugs fixed and its herd effect kept on purpose.
+// whichever session owns an ephemeral node at the lock path. It covers
+// the acquire and release steps, why the node is ephemeral, and the study
+// notes' Java demo of them, with the demo's bugs fixed and its herd effect
+// kept on purpose (docs/01-naive.md).
 //
 // # The recipe
 //
@@ -187,10 +187,9 @@
 // # Operation log
 //
 // zklocks.WithLogger(l), passed to New, makes the Mutex log its operations
-// to l, a *slog.Logger
-// (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
-// with nil, nothing is built or allocated. Every record carries lock=naive
-// and path; the messages and keys are stable:
+// to l, a *slog.Logger, to trace lock problems afterwards (docs/oplog.md).
+// Without it, or with nil, nothing is built or allocated. Every record
+// carries lock=naive and path; the messages and keys are stable:
 //
 //	acquire  INFO   node token session waited
 //	wait     DEBUG  watch session                 (one per exists watch)

@@ -8,7 +8,7 @@ import (
 	"github.com/zklocks/zklocks/internal/lockq"
 )
 
-// lock is the recipe of notes 000 and 001 §3.3: the lock is one
+// lock is the recipe of docs/01-naive.md: the lock is one
 // ephemeral node at a fixed path; whoever creates it holds the lock, and
 // everybody else watches it and tries again when it goes. The fixed-path
 // client below (internal/lockq, fixed.go) does the rest: the stamp that

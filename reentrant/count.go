@@ -29,8 +29,8 @@ const (
 	// ZooKeeper request. The node's data names the holder but carries no
 	// count. This is the default.
 	InMemory CountMode = iota
-	// InNode also keeps the count in the node's data, as notes 001 §4.2
-	// describe: every re-entry and every inner Unlock is one versioned
+	// InNode also keeps the count in the node's data (docs/03-reentrant.md,
+	// "Two count modes"): every re-entry and every inner Unlock is one versioned
 	// setData, so inspection shows the current depth. A write that is
 	// refused (BadVersion: someone else wrote to our node; NoNode: it was
 	// deleted) or can not be made within a session timeout ends the hold

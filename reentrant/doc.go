@@ -1,8 +1,8 @@
 // Package reentrant is the sequential lock made re-entrant: an owner that
 // already holds the lock can lock it again without queueing behind itself,
-// and must unlock it as many times as it locked it. It implements notes
-// 001_61bda1179c40060d.txt §4.2 (re-entrant lock: record who holds the
-// lock and how often) on top of package sequential, which it uses as is.
+// and must unlock it as many times as it locked it: it records who holds
+// the lock and how often (docs/03-reentrant.md) on top of package
+// sequential, which it uses as is.
 //
 // # Recipe
 //
@@ -22,8 +22,8 @@
 // Each hold is one node of the sequential recipe (recipe.go, a marked copy
 // of sequential/recipe.go on the same queue client, internal/lockq): an
 // ephemeral-sequential node under the lock path whose waiters watch only
-// their predecessor (notes §3). Its data names the holder, as JSON (see
-// Holder and ParseHolder):
+// their predecessor (docs/02-sequential.md). Its data names the holder,
+// as JSON (see Holder and ParseHolder):
 //
 //	{"host":"web-3","pid":4711,"owner":"job-42","mode":"memory"}
 //
@@ -186,10 +186,10 @@
 // # Operation log
 //
 // zklocks.WithLogger(l), passed to New, makes the Mutex log its operations
-// to l, a *slog.Logger
-// (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
-// with nil, nothing is built or allocated. Every record carries
-// lock=reentrant, path and the owner; the messages and keys are stable:
+// to l, a *slog.Logger, to trace lock problems afterwards (docs/oplog.md).
+// Without it, or with nil, nothing is built or allocated. Every record
+// carries lock=reentrant, path and the owner; the messages and keys are
+// stable:
 //
 //	acquire  INFO   node token session waited
 //	wait     DEBUG  node watch ahead session      (queued on ZooKeeper behind watch)

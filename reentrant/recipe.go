@@ -34,7 +34,7 @@ func (m *Mutex) enter(ctx context.Context, wait bool) error {
 	}
 }
 
-// lock is the recipe of notes 001 §3.1, the one ZooKeeper's recipes page
+// lock is the recipe of docs/02-sequential.md, the one ZooKeeper's recipes page
 // gives: every contender queues as a sequential node, and each waits for
 // the node just ahead of its own. The queue client below (internal/lockq)
 // does the rest: retries while the connection is down, finding our node

@@ -1,7 +1,8 @@
 // Package rwlock is a read-write lock on ZooKeeper: many readers or one
 // writer at a time, in the order they came. It is the next rung after the
-// notes' four: their queue (001 §3.1, the sequential package) with the
-// "Shared Locks" recipe of ZooKeeper's recipes page on top, the lock
+// four mutexes: their queue (the sequential package,
+// docs/02-sequential.md) with the "Shared Locks" recipe of ZooKeeper's
+// recipes page on top, the lock
 // Curator ships as InterProcessReadWriteLock and kazoo as ReadLock and
 // WriteLock. recipe.go is sequential's recipe with the changes marked
 // "rwlock:"; diff the two files to see them.

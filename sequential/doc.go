@@ -1,9 +1,8 @@
 // Package sequential is the classic ZooKeeper lock: every contender
 // queues as an EPHEMERAL_SEQUENTIAL child of the lock path, the first in
 // the queue holds the lock, and every other contender watches only the
-// node just ahead of it. It is the recipe of study notes
-// 001_61bda1179c40060d.txt §3 (principle), §4.1 (flow) and §5 (code), of
-// ZooKeeper's own recipes page, and of Curator's InterProcessMutex; the
+// node just ahead of it. It is the recipe of ZooKeeper's own recipes page
+// and of Curator's InterProcessMutex, taught in docs/02-sequential.md; the
 // reentrant and timeout packages build on it.
 //
 // # The recipe
@@ -83,8 +82,8 @@
 // Had every waiter watched the holder's node (naive) or the children of
 // the lock path, every release would wake every waiter, and all of them
 // would hit the ensemble at once only for all but one to go back to
-// sleep: the herd effect (notes §3.3, §8.2). Here each node is watched by
-// exactly one other contender, so a release wakes one waiter, whatever
+// sleep: the herd effect (docs/01-naive.md measures it). Here each node
+// is watched by exactly one other contender, so a release wakes one waiter, whatever
 // the number of contenders. TestHerdFigures counts it with the servers'
 // own mntr counters, 16 contenders each on its own session: 2.0 quorum
 // writes per acquisition (create and delete), 1.0 client notified per
@@ -227,13 +226,13 @@
 // Done is a late hint. A process that is paused (a GC pause, a stopped
 // VM, a slow disk) can not watch anything:
 // the servers expire its session, another contender gets the lock, and
-// the paused process wakes up still inside its critical section (notes
-// §8.1, §8.3). No lock can prevent this. The resource itself must reject
-// the late writer: pass Token (the czxid of the node, which grows with
+// the paused process wakes up still inside its critical section
+// (docs/05-failure-modes.md). No lock can prevent this. The resource
+// itself must reject the late writer: pass Token (the czxid of the node, which grows with
 // every hold on the path) with every write and have the resource refuse
 // tokens smaller than the largest it has seen.
 //
-// # What the notes' demo gets wrong (notes §5.2)
+// # What the notes' demo gets wrong
 //
 // The demo sorts the full names (mixing name forms breaks the order),
 // deletes with version -1 by a name that only its sequence number makes
@@ -241,17 +240,16 @@
 // numbers start over when the lock path is removed and made again; ours
 // also carry the acquisition's GUID), creates with no protection against
 // a lost answer, leaves its node behind when interrupted, and gives no
-// sign when its node or session is lost. Each of these has a test here. The re-entrancy of notes §4.2 is in package
-// reentrant; the timeouts and the lease of §4.3 and §6.2 in package
-// timeout.
+// sign when its node or session is lost. Each of these has a test here.
+// Re-entrancy is in package reentrant; the timeouts and the lease in
+// package timeout.
 //
 // # Operation log
 //
 // zklocks.WithLogger(l), passed to New, makes the Mutex log its operations
-// to l, a *slog.Logger
-// (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
-// with nil, nothing is built or allocated. Every record carries
-// lock=sequential and path; the messages and keys are stable:
+// to l, a *slog.Logger, to trace lock problems afterwards (docs/oplog.md).
+// Without it, or with nil, nothing is built or allocated. Every record
+// carries lock=sequential and path; the messages and keys are stable:
 //
 //	acquire  INFO   node token session waited
 //	wait     DEBUG  node watch ahead session      (one per predecessor watched)

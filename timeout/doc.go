@@ -1,6 +1,6 @@
 // Package timeout is the sequential lock (package sequential) with two time
 // limits that are easy to confuse, because they protect different parties
-// (notes 001_61bda1179c40060d.txt §4.3, §6.2, §8.3, §8.4):
+// (docs/04-timeout.md):
 //
 //   - An acquire timeout bounds how long a contender waits. It protects the
 //     waiter. Lock gives up when ctx is done; LockTimeout(ctx, d) gives up
@@ -66,8 +66,7 @@
 // deletes the holder's ephemeral node once it has not heard from the
 // client for the session timeout. Heartbeats keep the session, and the
 // client library sends them, not the code that holds the lock; how long the
-// work under the lock takes does not matter to the session (the notes
-// §6.2 suggest otherwise). The session timeout has to be long enough to
+// work under the lock takes does not matter to the session. The session timeout has to be long enough to
 // ride out a leader election or a network blip, so a dead or partitioned
 // holder blocks the lock for that long.
 //
@@ -106,9 +105,8 @@
 //
 // # Judging expiry with ZooKeeper's clock
 //
-// The notes' recipe (§4.3) records the acquire time in the node and lets
-// other clients compare it with their own clock, with NTP to keep clocks
-// close (§8.4). That decision trusts two clocks: the holder's, which wrote
+// A common recipe records the acquire time in the node and lets other
+// clients compare it with their own clock, with NTP to keep clocks close. That decision trusts two clocks: the holder's, which wrote
 // the time, and the waiter's, which reads it. Any skew between them moves
 // the expiry by exactly the skew. A waiter five minutes fast evicts every
 // holder at once; one five minutes slow never evicts. NTP narrows the skew
@@ -159,7 +157,7 @@
 // # Eviction is a compare-and-set
 //
 // An expired holder is evicted with a delete at the version the waiter has
-// just read (the notes' "CAS", §4.3). If the holder renewed after that read,
+// just read: a compare-and-set. If the holder renewed after that read,
 // the version has moved and the delete fails with BadVersion: a holder that
 // renews is never evicted, however close the race. If several waiters see
 // the expiry at once, the first delete wins and the others get NoNode or
@@ -283,10 +281,9 @@
 // # Operation log
 //
 // zklocks.WithLogger(l), passed to New, makes the Mutex log its operations
-// to l, a *slog.Logger
-// (notes 001 §6.2 asks for a log to trace lock problems). Without it, or
-// with nil, nothing is built or allocated. Every record carries
-// lock=timeout and path; the messages and keys are stable:
+// to l, a *slog.Logger, to trace lock problems afterwards (docs/oplog.md).
+// Without it, or with nil, nothing is built or allocated. Every record
+// carries lock=timeout and path; the messages and keys are stable:
 //
 //	acquire  INFO   node token session waited
 //	wait     DEBUG  node watch ahead session      (one per predecessor watched)

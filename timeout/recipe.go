@@ -8,14 +8,14 @@ import (
 	"github.com/zklocks/zklocks/internal/lockq"
 )
 
-// lock is the recipe of notes 001 §3.1, the one ZooKeeper's recipes page
+// lock is the recipe of docs/02-sequential.md, the one ZooKeeper's recipes page
 // gives: every contender queues as a sequential node, and each waits for
 // the node just ahead of its own. The queue client below (internal/lockq)
 // does the rest: retries while the connection is down, finding our node
 // after a lost answer, watching our node for a loss, deleting twins.
 //
-// timeout: two steps change, for the lease of notes 001 §4.3 (the acquire
-// bound is ctx's: LockTimeout). The holder's lease starts with the hold,
+// timeout: two steps change, for the lease of docs/04-timeout.md (the
+// acquire bound is ctx's: LockTimeout). The holder's lease starts with the hold,
 // and its "held" record follows, and a waiter judges the head's lease
 // while it waits, by ZooKeeper's clock, evicting a head whose lease has
 // run out.

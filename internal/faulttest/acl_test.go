@@ -14,8 +14,8 @@ import (
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
-// Access control: the notes' "don't delete another client's lock" (001
-// §6.2) enforced by the server rather than by client code. Alice locks with
+// Access control: "don't delete another client's lock" enforced by the
+// server rather than by client code. Alice locks with
 // WithACL(digest alice:secret, all permissions); Bob, authenticated as
 // someone else, can neither delete nor overwrite her node, nor queue on her
 // lock: each attempt fails with zk.ErrNoAuth, and Alice's hold is

@@ -3,9 +3,10 @@
 // ensemble that the tests may kill: leader and follower crashes, the whole
 // ensemble stopped, a client partitioned while it holds or waits, a
 // connection lost between a create and its answer, a holder process frozen
-// with SIGSTOP (the "client pseudo-death" of notes 001 §8.3), 64 clients on
-// four paths, and ZooKeeper digest ACLs (notes 001 §6.2: "don't delete
-// another client's lock", enforced by the server).
+// with SIGSTOP (a client that is alive but stopped,
+// docs/05-failure-modes.md), 64 clients on four paths, and ZooKeeper
+// digest ACLs ("don't delete another client's lock", enforced by the
+// server).
 //
 // The package has no code outside its tests. Every test records each hold
 // (who, when, which fencing token) and checks the history with

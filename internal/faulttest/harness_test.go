@@ -24,8 +24,8 @@ import (
 const (
 	sessionTimeout = 2 * time.Second // clients that should keep their sessions
 	expiryTimeout  = time.Second     // clients whose session a test lets expire
-	// lossSlack is DESIGN.md §3's allowance beyond the session timeout for
-	// a lost hold to show in Done.
+	// lossSlack is the allowance beyond the session timeout for a lost hold
+	// to show in Done, as in internal/locktest.
 	lossSlack = time.Second
 	// tick is the local ensemble's tick: the servers round session expiry
 	// up to a whole tick.

@@ -31,7 +31,7 @@ import (
 // The pause test runs the holder in a child process, this test binary run
 // again with childEnv set, so that SIGSTOP freezes all of it: its
 // goroutines, its heartbeats, its lease renewals. That is what a long GC
-// pause or a descheduled VM does to a real client (notes 001 §8.3), and
+// pause or a descheduled VM does to a real client (docs/05-failure-modes.md), and
 // what no in-process stall can imitate: an in-process holder's ZooKeeper
 // client would keep its session alive.
 const (

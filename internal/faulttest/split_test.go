@@ -106,7 +106,7 @@ func heal(t *testing.T, e *ensemble.Ensemble) {
 	}
 }
 
-// The notes' split brain (001 §8.1), between the servers: the holder's
+// Split brain (docs/05-failure-modes.md), between the servers: the holder's
 // client can reach only one member, and that member is cut off from the
 // other two. The majority expires the holder's session (electing a new
 // leader first, if the holder's member led); the waiter, on the

@@ -15,8 +15,8 @@
 //		})
 //	}
 //
-// Every behaviour of DESIGN.md §3 is a subtest named after it. Mutual
-// exclusion is judged from a recorded history.History (see
+// Every behaviour of the zklocks.Locker contract is a subtest named after
+// it. Mutual exclusion is judged from a recorded history.History (see
 // history.Recorder and history.Check), never from a counter; "nothing left
 // behind" is judged by listing the nodes of the lock path and comparing
 // their ephemeralOwner with the session of the client under test. Waits

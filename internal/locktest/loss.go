@@ -11,7 +11,7 @@ import (
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
-// lossSlack is what DESIGN.md §3 allows beyond the session timeout for a
+// lossSlack is what the suite allows beyond the session timeout for a
 // lost hold to become visible through Done.
 const lossSlack = time.Second
 

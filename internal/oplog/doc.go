@@ -1,8 +1,7 @@
 // Package oplog writes the operation log of the locks: one log/slog record
 // per acquire, wait, release, loss, eviction and abandoned attempt, so that
 // an operator can follow who held a lock, for how long, who waited behind
-// whom, and why a hold ended (notes 001_61bda1179c40060d.txt §6.2 asks for
-// such a log to trace problems).
+// whom, and why a hold ended (docs/oplog.md).
 //
 // Every variant takes the caller's *slog.Logger through its WithLogger
 // option. Without one the log is off: the variants keep a nil *Log, every
