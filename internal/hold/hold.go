@@ -330,6 +330,8 @@ func (m *Monitor) read() <-chan zk.Event {
 	defer cancel()
 	data, stat, ev, err := m.c.GetW(ctx, m.path)
 	switch {
+	case errors.Is(err, zk.ErrNoNode) && m.c.Conn.SessionID() != m.session:
+		m.end(ErrSessionExpired) // the read went out on the next session
 	case errors.Is(err, zk.ErrNoNode):
 		m.end(ErrNodeDeleted)
 	case err == nil && stat.Czxid != m.czxid:

@@ -35,7 +35,12 @@ func (q *Queue) Release(ctx context.Context, n *Node) error {
 	reason := n.mon.Err() // ErrReleased, unless the hold had ended before
 	err := q.deleteNowOrLater(ctx, n.path)
 	if errors.Is(err, zk.ErrNoNode) && errors.Is(reason, hold.ErrReleased) {
-		reason = hold.ErrNodeDeleted // deleted behind our back, after the monitor's last look
+		// Gone after the monitor's last look: with the session (the delete
+		// ran on the next one), or deleted behind our back.
+		reason = hold.ErrNodeDeleted
+		if q.sessionGone(n) {
+			reason = hold.ErrSessionExpired
+		}
 	}
 	if !errors.Is(reason, hold.ErrReleased) {
 		return q.cfg.holdLost(reason)

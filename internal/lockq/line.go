@@ -75,7 +75,7 @@ func (q *Queue) Line(ctx context.Context, n *Node) (Line, error) {
 func (q *Queue) line(ctx context.Context, n *Node) (Line, error) {
 	kids, err := n.takeListing(ctx, q)
 	if errors.Is(err, zk.ErrNoNode) {
-		return Line{}, q.lost(hold.ErrNodeDeleted)
+		return Line{}, q.lost(q.goneReason(n))
 	}
 	if err != nil {
 		return Line{}, fmt.Errorf("list: %w", err)

@@ -51,7 +51,7 @@ func (q *Queue) AwaitQueueChange(ctx context.Context, n *Node, ahead int) error 
 		kids, ev, err := q.c.ChildrenW(ctx, q.path)
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
-			return q.lost(hold.ErrNodeDeleted)
+			return q.lost(q.goneReason(n))
 		case retryable(ctx, err):
 			if err := q.retryWhenBack(ctx, &b, err, 0, n.mon); err != nil {
 				return err
