@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockopt"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/zkop"
@@ -103,7 +104,7 @@ type countWrite struct {
 // errHoldChanged, looks again and reaps it (reapIfLost).
 func (m *Mutex) writeDepth(ctx context.Context, w countWrite) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.base.Session.Timeout())
-	stat, err := m.writeCount(wctx, w.node.Path(), m.record(w.owner, w.depth), w.version)
+	stat, err := m.writeCount(wctx, w.node.Monitor(), m.record(w.owner, w.depth), w.version)
 	cancel()
 
 	m.mu.Lock()
@@ -126,10 +127,12 @@ func (m *Mutex) writeDepth(ctx context.Context, w countWrite) error {
 // it, and a write that was not applied is sent again. It gives up when
 // ctx ends (the caller bounds it by a session timeout: past that, an
 // unreachable ensemble has expired the session).
-func (m *Mutex) writeCount(ctx context.Context, node string, data []byte, version int32) (*zk.Stat, error) {
+func (m *Mutex) writeCount(ctx context.Context, mon *hold.Monitor, data []byte, version int32) (*zk.Stat, error) {
 	sid := m.base.Client.Conn.SessionID()
+	node := mon.Path()
 	for {
-		st, err := m.base.Client.Set(ctx, node, data, version)
+		st, err := mon.SetData(ctx, data, version, nil) // a revocation request is no loss
+
 		if err == nil || !zkop.Transient(err) || ctx.Err() != nil {
 			return st, err
 		}

@@ -87,6 +87,13 @@ func (s *Semaphore) Token() int64 { return s.slot.Token() }
 // Unlock or by a loss; a closed channel when no permit is held.
 func (s *Semaphore) Done() <-chan struct{} { return s.slot.Done() }
 
+// Revoked returns a channel that is closed when a client has asked the
+// current hold to give the lock up (sequential.Revoke, zklocks revoke,
+// Curator's Revoker). Asking ends nothing: the holder decides when to
+// Unlock, and Done closes only when the hold ends. nil, a channel that
+// never closes, when the lock is not held.
+func (s *Semaphore) Revoked() <-chan struct{} { return s.slot.Revoked() }
+
 // Err returns why the last hold was lost, wrapped in zklocks.ErrLockLost;
 // nil while it lasts, after a plain Unlock, and before the first hold.
 func (s *Semaphore) Err() error { return s.slot.Err() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 
@@ -36,7 +37,13 @@ func (m *Mutex) Revoked() <-chan struct{} { return m.slot.Revoked() }
 
 // Revoke asks the current holder of the lock at path to give it up, and
 // returns the holder's node. It fails with an error wrapping
-// zklocks.ErrNotLocked when nobody holds the lock. It writes the request
+// zklocks.ErrNotLocked when nobody holds the lock, and with one wrapping
+// zklocks.ErrBadPath when path is not a mutex's queue (a naive lock's
+// node, a read-write lock's or an election's queue), whose holder cannot
+// see a request. Every mutex of this module (sequential, reentrant,
+// timeout, semaphore) reads the request as a request: a holder that
+// writes its own node (a lease's renewal, a count) writes over it and
+// keeps the lock. It writes the request
 // at the version it read, so that it never overwrites what the holder
 // wrote in between (it reads again and retries then); a holder that has
 // just released is not asked, and the next holder is not asked either.
@@ -56,7 +63,12 @@ func Revoke(ctx context.Context, s *zklocks.Session, path string) (string, error
 		case err != nil:
 			return fail(err)
 		case head == "":
-			return fail(fmt.Errorf("%w: nobody holds it", zklocks.ErrNotLocked))
+			return fail(nobodyOrNoQueue(ctx, c, path))
+		case !isMutexNode(head):
+			// A read-write lock's first node is one of several holders, an
+			// election's carries the leader's value: neither reads a
+			// request in its data.
+			return fail(fmt.Errorf("%w: %s is not a mutex's queue node; only a mutex's holder can be asked to give the lock up", zklocks.ErrBadPath, head))
 		}
 		data, stat, err := c.Get(ctx, head)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -80,4 +92,22 @@ func Revoke(ctx context.Context, s *zklocks.Session, path string) (string, error
 			return fail(err)
 		}
 	}
+}
+
+// isMutexNode reports whether a queue node is a mutex contender's: ours,
+// Curator's and go-zookeeper's names carry "lock-", kazoo's "__lock__".
+func isMutexNode(path string) bool {
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	return strings.Contains(name, "lock-") || strings.Contains(name, "__lock__")
+}
+
+// nobodyOrNoQueue says why a lock path has no head: nobody holds it, or
+// the path is a lock node itself (the naive lock's), which has no queue
+// and whose holder keeps no watch for a request.
+func nobodyOrNoQueue(ctx context.Context, c *zkop.Client, path string) error {
+	_, stat, err := c.Get(ctx, path)
+	if err == nil && stat.EphemeralOwner != 0 {
+		return fmt.Errorf("%w: %s is a lock node itself (the naive lock's), not a queue; its holder cannot be asked", zklocks.ErrBadPath, path)
+	}
+	return fmt.Errorf("%w: nobody holds it", zklocks.ErrNotLocked)
 }

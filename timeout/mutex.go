@@ -215,6 +215,13 @@ func (m *Mutex) Token() int64 { return m.slot.Token() }
 // channel.
 func (m *Mutex) Done() <-chan struct{} { return m.slot.Done() }
 
+// Revoked returns a channel that is closed when a client has asked the
+// current hold to give the lock up (sequential.Revoke, zklocks revoke,
+// Curator's Revoker). Asking ends nothing: the holder decides when to
+// Unlock, and Done closes only when the hold ends. nil, a channel that
+// never closes, when the lock is not held.
+func (m *Mutex) Revoked() <-chan struct{} { return m.slot.Revoked() }
+
 // Err returns why the last hold was lost, wrapped in zklocks.ErrLockLost
 // (and in ErrEvicted or ErrLeaseExpired when its lease ended it); nil
 // while the lock is held (and not lost), after a plain Unlock, and before

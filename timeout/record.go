@@ -82,6 +82,9 @@ type ownNode struct {
 	path  string
 	ver   int32
 	known bool // ver is the node's version
+	// mon is the hold's monitor once we hold: its SetData takes a
+	// revocation request written between two renewals as a request.
+	mon *hold.Monitor
 }
 
 // write sets our node's data at its version; kind names the write for
@@ -98,7 +101,14 @@ func (o *ownNode) write(ctx context.Context, data []byte, kind leaseWrite) (*zk.
 		}
 		o.ver, o.known = st.Version, true
 	}
-	st, err := c.SetCounted(ctx, o.path, data, o.ver, func() { countWrite(o.m, kind) })
+	sent := func() { countWrite(o.m, kind) }
+	var st *zk.Stat
+	var err error
+	if o.mon != nil {
+		st, err = o.mon.SetData(ctx, data, o.ver, sent)
+	} else {
+		st, err = c.SetCounted(ctx, o.path, data, o.ver, sent)
+	}
 	if err != nil {
 		o.known = false // it may or may not have been applied
 		return nil, err

@@ -73,6 +73,7 @@ func (m *Mutex) stamp(ctx context.Context, n *lockq.Node, j *judge) error {
 	if r.own.path != n.Path() { // we never probed: the node is as created
 		r.own = ownNode{m: m, path: n.Path(), known: true}
 	}
+	r.own.mon = n.Monitor()
 	if r.giveUpAt().Sub(m.clock.Now()) <= m.lease/renewalsPerLease {
 		if err := r.stampNow(ctx); err != nil {
 			return err

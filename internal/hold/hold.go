@@ -178,6 +178,9 @@ func (m *Monitor) Done() <-chan struct{} { return m.done }
 // Session is the session that made the node (its ephemeral owner).
 func (m *Monitor) Session() int64 { return m.session }
 
+// Path is the watched node's full path.
+func (m *Monitor) Path() string { return m.path }
+
 // Err returns why the hold ended, or nil while it lasts.
 func (m *Monitor) Err() error {
 	select {

@@ -123,6 +123,7 @@ func Run(t *testing.T, v Variant) {
 		{"ErrorShape", s.testErrorShape},
 		{"DoneBeforeItsLog", s.testDoneBeforeItsLog},
 		{"HoldAfterALongWait", s.testHoldAfterALongWait},
+		{"Revoke", s.testRevoke},
 	} {
 		t.Run(b.name, b.run)
 	}
