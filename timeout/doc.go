@@ -42,17 +42,17 @@
 //
 // The package is the sequential recipe (recipe.go, a marked copy of
 // sequential/recipe.go on the same queue client, internal/lockq) with the
-// lease on both sides of the wait. A Lock call goes:
+// lease on both sides of the wait. A Lock or LockTimeout call goes:
 //
-//	Mutex.Lock, LockTimeout  timeout/mutex.go        the wait bound, prefixes errors
-//	Mutex.acquire            timeout/mutex.go        a judge; keeps the new hold's renewal
-//	lockq.Slot.Take          internal/lockq/slot.go  idle -> acquiring -> held, the log
-//	Mutex.lock               timeout/recipe.go       sequential's steps, two marked
-//	lockq.Queue              internal/lockq          join, line, await the predecessor
-//	judge.hook, judge.decide timeout/judge.go        while waiting: judge the head's lease, evict
-//	Mutex.stamp              timeout/renewal.go      once first: the lease begins
-//	renewal.run              timeout/renewal.go      the "held" record, a renewal every lease/3
-//	ownNode.write            timeout/record.go       each write of our node, versioned
+//	Mutex.Lock, LockTimeout   timeout/mutex.go        the wait bound, prefixes errors
+//	Mutex.acquire             timeout/mutex.go        a judge; keeps the new hold's renewal
+//	lockq.Slot.Take           internal/lockq/slot.go  idle -> acquiring -> held, the log
+//	Mutex.lock                timeout/recipe.go       sequential's steps, two marked
+//	lockq.Queue               internal/lockq          join, line, await the predecessor
+//	judge.hook, judge.decide  timeout/judge.go        while waiting: judge the head's lease, evict
+//	Mutex.stamp               timeout/renewal.go      once first: the lease begins
+//	renewal.run               timeout/renewal.go      the "held" record, a renewal every lease/3
+//	ownNode.write             timeout/record.go       each write of our node, versioned
 //
 // and Unlock: Mutex.Unlock, lockq.Slot.Unlock (the node deleted and its
 // monitor released, which stops the renewals), then, when that released

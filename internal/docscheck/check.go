@@ -62,7 +62,11 @@ func run(root string, fix bool) ([]string, []Problem, error) {
 		}
 		probs = append(probs, c.check(d)...)
 	}
-	return updated, probs, nil
+	pathProbs, err := c.checkPathTables()
+	if err != nil {
+		return nil, nil, err
+	}
+	return updated, append(probs, pathProbs...), nil
 }
 
 // check runs every check on one file.

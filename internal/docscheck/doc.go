@@ -68,6 +68,17 @@
 // name a declaration of that package (a member is a method, a struct field
 // or an interface method).
 //
+// # Call paths
+//
+// Each variant's doc.go has a "# Through the code" section: after a
+// sentence naming the call ("A Lock call goes:", "A Lock or RLock call
+// goes:"), a table of the functions the call goes through and their files
+// (pathtable.go). Every function a table names must lie on the call tree
+// that zklocks path prints for that call (package internal/callpath), in
+// the file the table gives; a type with a directory ("lockq.Queue
+// internal/lockq") needs one of its methods there. The trees are built
+// from the module's source with the go command, in about two seconds.
+//
 // # Mermaid
 //
 // A ```mermaid block must begin with a diagram keyword (sequenceDiagram,
