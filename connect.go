@@ -3,6 +3,7 @@ package zklocks
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -30,8 +31,11 @@ func WithZKOptions(opts ...func(*zk.Conn)) ConnectOption {
 	return func(o *connectOptions) { o.zk = append(o.zk, opts...) }
 }
 
-// WithZKLogger sends go-zookeeper's log to l; nil discards it. The
-// default is zk.DefaultLogger, the standard logger.
+// WithZKLogger sends go-zookeeper's log to l; nil discards it. By
+// default it is discarded, as the locks log nothing unless given a logger
+// (WithLogger): go-zookeeper logs every failed dial and reconnection, and
+// a library should not write to a program's stderr on its own. A
+// Connect that fails passes no line on after it returns.
 func WithZKLogger(l zk.Logger) ConnectOption {
 	return func(o *connectOptions) { o.logger, o.loggerSet = l, true }
 }
@@ -58,7 +62,7 @@ func Connect(ctx context.Context, servers []string, sessionTimeout time.Duration
 		// go-zookeeper would time every handshake out at once, for ever.
 		return nil, lockerr.Wrap("zklocks", "connect", "", fmt.Errorf("%w: session timeout %v (want at least 1ms; the servers grant 2 ticks or more)", ErrBadOption, sessionTimeout))
 	}
-	o := connectOptions{logger: zk.DefaultLogger}
+	var o connectOptions
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -83,6 +87,7 @@ func Connect(ctx context.Context, servers []string, sessionTimeout time.Duration
 		s.events = events
 		return s, nil
 	case <-ctx.Done():
+		granted.mute() // the connection's last dials are nobody's business now
 		go conn.Close() // without a session, go-zookeeper takes a second to close
 		return nil, lockerr.Wrap("zklocks", "connect", "", fmt.Errorf("no session from %v: %w", servers, ctx.Err()))
 	}
@@ -99,7 +104,10 @@ const authenticated = "authenticated: id=%d, timeout=%d"
 type grantLog struct {
 	next    zk.Logger
 	granted chan time.Duration // the first grant; later ones are the same servers' answer again
+	muted   atomic.Bool        // Connect gave up: pass nothing on
 }
+
+func (g *grantLog) mute() { g.muted.Store(true) }
 
 func (g *grantLog) Printf(format string, args ...any) {
 	if format == authenticated && len(args) == 2 {
@@ -110,7 +118,7 @@ func (g *grantLog) Printf(format string, args ...any) {
 			}
 		}
 	}
-	if g.next != nil {
+	if g.next != nil && !g.muted.Load() {
 		g.next.Printf(format, args...)
 	}
 }

@@ -1,10 +1,13 @@
 package zklocks_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -318,3 +321,43 @@ func TestCloseEndsThousandsOfHoldsBeforeAnyWaiterHolds(t *testing.T) {
 		}
 	}
 }
+
+// A Connect that gives up writes nothing to the program's log by default
+// (go-zookeeper's lines go to WithZKLogger's logger only), passes no line
+// on after it returned, and leaves no goroutine of its connection.
+func TestConnectThatGivesUpLeavesNothing(t *testing.T) {
+	zktest.VerifyNoLeaksWithin(t, 3*time.Second) // go-zookeeper gives a sessionless close a second
+	var std bytes.Buffer
+	var mu sync.Mutex
+	log.SetOutput(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return std.Write(p) }))
+	defer log.SetOutput(os.Stderr)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	defer cancel()
+	if _, err := zklocks.Connect(ctx, []string{"127.0.0.1:1"}, 4*time.Second); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Connect to a closed port = %v; want context.DeadlineExceeded", err)
+	}
+	l := &lines{}
+	ctx, cancel = context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	defer cancel()
+	if _, err := zklocks.Connect(ctx, []string{"127.0.0.1:1"}, 4*time.Second, zklocks.WithZKLogger(l)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Connect to a closed port = %v; want context.DeadlineExceeded", err)
+	}
+	after := l.count()
+	if after == 0 {
+		t.Error("WithZKLogger's logger got none of the failed dials' lines")
+	}
+	time.Sleep(2500 * time.Millisecond) // two more of go-zookeeper's dial rounds, were it still dialling
+	if n := l.count(); n != after {
+		t.Errorf("%d lines reached the logger after Connect returned", n-after)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if std.Len() > 0 {
+		t.Errorf("Connect wrote to the standard logger without being asked: %q", std.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
