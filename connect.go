@@ -87,7 +87,7 @@ func Connect(ctx context.Context, servers []string, sessionTimeout time.Duration
 		s.events = events
 		return s, nil
 	case <-ctx.Done():
-		granted.mute() // the connection's last dials are nobody's business now
+		granted.mute()  // the connection's last dials are nobody's business now
 		go conn.Close() // without a session, go-zookeeper takes a second to close
 		return nil, lockerr.Wrap("zklocks", "connect", "", fmt.Errorf("no session from %v: %w", servers, ctx.Err()))
 	}
