@@ -270,8 +270,10 @@
 // The lease is the one cost of a hold that grows with the locks held on
 // a session. Every other variant's hold waits on the session's one clock
 // and sends nothing while it is idle; each lease is renewed by its own
-// holder. Measured with the bench's "Holding locks idle" section (one
-// session of 10s, a local three-member ensemble, 2 cores): 1,000 timeout
+// holder. Measured with the bench's hold-cost measurement, timeout among
+// its -hold-variants, in a run of its own reported in docs/reliability.md
+// (one session of 10s, a local three-member ensemble, 2 cores; the
+// committed run in docs/results has no timeout rows): 1,000 timeout
 // locks held with a 1s lease cost the servers 4,904 packets/s and the
 // client 307ms of CPU per second, and at 10,000 held on one session the
 // ensemble could not keep up and a lease lapsed.

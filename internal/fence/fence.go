@@ -6,7 +6,8 @@
 // without noticing: a process paused (GC, SIGSTOP, a swapped-out VM) for
 // longer than its session timeout wakes up still believing it holds the
 // lock, and writes. Martin Kleppmann's "How to do distributed locking"
-// (2016) shows the fix: every hold carries a number that grows from one
+// (2016) shows the fix, which Chubby's sequencers (Burrows, OSDI 2006)
+// had applied before: every hold carries a number that grows from one
 // hold to the next (here Locker.Token(), the czxid of the lock node), the
 // resource remembers the largest number it has accepted, and it rejects
 // anything older. The lock gives mutual exclusion as long as clients are
