@@ -19,6 +19,12 @@ import (
 // hold ends when its own node goes or when the session's epoch ends (see
 // Done), with nothing per lock to poll.
 //
+// Give it a session timeout of at least 3 of the servers' ticks (the
+// default bounds grant 2 to 20): a leader cut off from its quorum answers
+// its own clients' syncs for up to a tick after its followers gave up on
+// it, and only from 3 ticks on does the cut-off rule's margin cover that
+// tick (docs/reliability.md, "Found by review, round 4").
+//
 // Make one with Connect, which opens the connection and learns the
 // granted timeout, or with NewSession around a connection you already
 // have. Any number of locks, of any variant, can share one Session; its
