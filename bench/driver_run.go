@@ -101,25 +101,47 @@ func (p *driverProc) next(ctx context.Context) (string, error) {
 	}
 }
 
-// stop closes the driver's stdin (it closes its sessions and ends) and
-// waits for it, killing it if it has not ended within a session timeout.
+// stop closes the driver's stdin and waits for it to end. The driver
+// closes its sessions then, each a quorum write, and says "closed k of n"
+// as they go: with hundreds of sessions that takes longer than any fixed
+// wait, so the wait runs until a session timeout has passed without a
+// line from the driver, and never longer than stopCap; then it is killed.
 func (p *driverProc) stop() error {
 	defer p.cancel()
 	p.stdin.Close()
 	done := make(chan error, 1)
+	progress := make(chan struct{}, 1)
 	go func() {
 		for range p.lines {
+			select {
+			case progress <- struct{}{}:
+			default:
+			}
 		}
 		done <- p.cmd.Wait()
 	}()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(SessionTimeout):
-		p.cancel()
-		return fmt.Errorf("driver did not end; killed (%v)", <-done)
+	idle := time.NewTimer(SessionTimeout)
+	defer idle.Stop()
+	bound := time.NewTimer(stopCap)
+	defer bound.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-progress:
+			idle.Reset(SessionTimeout)
+		case <-idle.C:
+			p.cancel()
+			return fmt.Errorf("driver said nothing for %v while closing its sessions; killed (%v)", SessionTimeout, <-done)
+		case <-bound.C:
+			p.cancel()
+			return fmt.Errorf("driver still closing its sessions after %v; killed (%v)", stopCap, <-done)
+		}
 	}
 }
+
+// stopCap bounds stop's wait however steadily the driver closes.
+const stopCap = 3 * time.Minute
 
 // kill ends the driver at once (its sessions then expire) and reaps it.
 func (p *driverProc) kill() {

@@ -279,8 +279,9 @@ public final class LockDriver {
             t.start();
             threads.add(t);
         }
-        for (Thread t : threads) {
-            t.join();
+        for (int i = 0; i < threads.size(); i++) {
+            threads.get(i).join();
+            say("closed " + (i + 1) + " of " + threads.size()); // the caller waits while these come
         }
     }
 

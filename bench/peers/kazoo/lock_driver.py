@@ -188,8 +188,9 @@ def close_all(clients):
     threads = [threading.Thread(target=close, args=(c,)) for c in clients]
     for t in threads:
         t.start()
-    for t in threads:
+    for i, t in enumerate(threads):
         t.join()
+        say("closed %d of %d" % (i + 1, len(threads)))  # the caller waits while these come
 
 
 def hold_idle(client, args):
