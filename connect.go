@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/lockerr"
 )
 
@@ -82,8 +81,7 @@ func Connect(ctx context.Context, servers []string, sessionTimeout time.Duration
 	}
 	select {
 	case timeout := <-granted.granted:
-		liveness.Born(conn, born)
-		s := newSession(conn, timeout)
+		s := newSession(conn, timeout, born)
 		s.events = events
 		return s, nil
 	case <-ctx.Done():

@@ -37,10 +37,14 @@ import (
 // now. This differs from etcd's concurrency.Session, which is one lease
 // and is over for good once that lease is.
 type Session struct {
-	conn    *zk.Conn
-	timeout time.Duration
-	clock   *liveness.Clock
-	events  <-chan zk.Event // Connect's: closed once the connection's goroutines end
+	conn   *zk.Conn
+	clock  *liveness.Clock // the session's one clock, and its timeout
+	events <-chan zk.Event // Connect's: closed once the connection's goroutines end
+}
+
+// The locks reach a Session's clock through liveness.SessionClock.
+func init() {
+	liveness.SessionClock = func(s any) *liveness.Clock { return s.(*Session).clock }
 }
 
 // SessionOption configures NewSession.
@@ -64,8 +68,9 @@ func WithSessionTimeout(d time.Duration) SessionOption {
 // NewSession wraps conn, a connection made with zk.Connect, for the locks.
 // WithSessionTimeout is required: without it, NewSession fails with
 // ErrBadOption. It starts the session's keeper (one goroutine, ended when
-// conn is closed) and sends nothing else. Several Sessions on one
-// connection share its clock and keeper.
+// conn is closed) and sends nothing else. Make one Session per
+// connection and share it: each Session has a clock and a keeper of its
+// own, which a second one on the same connection would duplicate.
 func NewSession(conn *zk.Conn, opts ...SessionOption) (*Session, error) {
 	if conn == nil {
 		return nil, lockerr.Wrap("zklocks", "new session", "", ErrNilConn)
@@ -80,11 +85,13 @@ func NewSession(conn *zk.Conn, opts ...SessionOption) (*Session, error) {
 		return nil, lockerr.Wrap("zklocks", "new session", "", fmt.Errorf(
 			"%w: session timeout %v (pass WithSessionTimeout with the positive one the servers granted)", ErrBadOption, o.timeout))
 	}
-	return newSession(conn, o.timeout), nil
+	return newSession(conn, o.timeout, time.Time{}), nil
 }
 
-func newSession(conn *zk.Conn, timeout time.Duration) *Session {
-	return &Session{conn: conn, timeout: timeout, clock: liveness.For(conn, timeout)}
+// newSession makes the Session of conn and its clock; born is when conn
+// was made, zero when unknown.
+func newSession(conn *zk.Conn, timeout time.Duration, born time.Time) *Session {
+	return &Session{conn: conn, clock: liveness.New(conn, timeout, born)}
 }
 
 // Conn returns the session's connection.
@@ -92,7 +99,7 @@ func (s *Session) Conn() *zk.Conn { return s.conn }
 
 // Timeout returns the session timeout: the one the servers granted, for
 // a Session made by Connect.
-func (s *Session) Timeout() time.Duration { return s.timeout }
+func (s *Session) Timeout() time.Duration { return s.clock.Timeout() }
 
 // ID returns the id of the ZooKeeper session the connection has now, 0
 // while it has none.
@@ -135,7 +142,7 @@ func (s *Session) Close() {
 	if s.events == nil {
 		return
 	}
-	bound := time.NewTimer(s.timeout + closeWait)
+	bound := time.NewTimer(s.Timeout() + closeWait)
 	defer bound.Stop()
 	for {
 		select {

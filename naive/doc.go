@@ -19,7 +19,7 @@
 //  4. Any other error (no permission, an invalid ACL, ...) ends Lock with
 //     that error. Retrying it would hide the problem and spin. A
 //     connection the program has closed (Close) is one of these: Lock
-//     ends with an error wrapping zk.ErrConnectionClosed (zkop.ErrClosed).
+//     ends with an error wrapping zk.ErrConnectionClosed (zkop.ErrConnClosed).
 //     A connection that is only lost (broken, and being dialled again by
 //     go-zookeeper) is not: Lock waits for the client to be back and
 //     tries again, and gives up with the connection error only after a

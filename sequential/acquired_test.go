@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/zklocks/zklocks"
-	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/zktest"
 	"github.com/zklocks/zklocks/sequential"
@@ -45,7 +44,7 @@ func TestLockFailsWhenTheHoldEndsAsItBegins(t *testing.T) {
 	}
 	locked := locktest.LockAsync(ctx, b)
 	waitQueued(t, b, bconn)
-	clock := liveness.For(bconn, st)
+	clock := zktest.Clock(t, bconn)
 	for clock.Fresh() {
 		select {
 		case <-ctx.Done():

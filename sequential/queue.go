@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/zkop"
@@ -46,7 +47,7 @@ func Contenders(ctx context.Context, s *zklocks.Session, path string) ([]Contend
 	if err := zkpath.Validate(path); err != nil {
 		return nil, lockerr.Wrap("sequential", "contenders", path, fmt.Errorf("%w: %v", zklocks.ErrBadPath, err))
 	}
-	cs, err := contenders(ctx, zkop.New(s.Conn(), s.Timeout()), path)
+	cs, err := contenders(ctx, zkop.New(s.Conn(), liveness.SessionClock(s)), path)
 	return cs, lockerr.Wrap("sequential", "contenders", path, err)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/zkop"
@@ -55,7 +56,7 @@ func Revoke(ctx context.Context, s *zklocks.Session, path string) (string, error
 	if err := zkpath.Validate(path); err != nil {
 		return fail(fmt.Errorf("%w: %v", zklocks.ErrBadPath, err))
 	}
-	c := zkop.New(s.Conn(), s.Timeout())
+	c := zkop.New(s.Conn(), liveness.SessionClock(s))
 	q := lockq.New(c, path, lockq.Config{})
 	for {
 		head, err := q.Head(ctx) // after a sync

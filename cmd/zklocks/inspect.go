@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 )
@@ -159,7 +160,7 @@ func openInspector(ctx context.Context, addrs []string, o inspectOpts) (*inspect
 	return &inspector{
 		session:  conn,
 		conn:     conn.Conn(),
-		client:   zkop.New(conn.Conn(), conn.Timeout()),
+		client:   zkop.New(conn.Conn(), liveness.SessionClock(conn)),
 		servers:  addrs,
 		watchers: o.watchers,
 	}, nil

@@ -70,7 +70,7 @@ func waitQueued(t *testing.T, conn *zk.Conn, path string, n int) {
 func handMade(t *testing.T, ctx context.Context, path, name string, data []byte) (session string) {
 	t.Helper()
 	conn := zktest.Connect(t)
-	c := zkop.New(conn, zktest.DefaultSessionTimeout)
+	c := zkop.New(conn, zktest.Clock(t, conn))
 	require.NoError(t, c.EnsureParents(ctx, path, zkpath.Ancestors(path), true, zk.WorldACL(zk.PermAll)))
 	_, err := c.Create(ctx, path+"/"+name, data, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)

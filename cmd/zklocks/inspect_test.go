@@ -252,7 +252,8 @@ func TestInspectMissingFreeAndForeignPaths(t *testing.T) {
 	// free: the path exists, with a child that is not a contender (no
 	// sequence suffix); ephemeral, so that nothing outlives the test.
 	free := zktest.LockPath(t)
-	c := zkop.New(zktest.Connect(t), zktest.DefaultSessionTimeout)
+	conn := zktest.Connect(t)
+	c := zkop.New(conn, zktest.Clock(t, conn))
 	require.NoError(t, c.EnsureParents(ctx, free, zkpath.Ancestors(free), true, zk.WorldACL(zk.PermAll)))
 	_, err := c.Create(ctx, free+"/config", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)

@@ -48,8 +48,6 @@ var (
 	ErrReleased       = errors.New("released")
 	ErrNodeDeleted    = errors.New("node deleted")
 	ErrSessionExpired = liveness.ErrExpired
-	ErrCutOff         = liveness.ErrCutOff
-	ErrClosed         = liveness.ErrClosed
 )
 
 // Monitor watches one node. Done closes when the hold ends for any reason;
@@ -133,7 +131,7 @@ func watch(ctx context.Context, c *zkop.Client, path string) (*Monitor, []byte, 
 // hold ends at once.
 func (m *Monitor) Acquired(ctx context.Context) {
 	if !m.c.Clock.Fresh() {
-		wctx, cancel := context.WithTimeout(ctx, m.c.SessionTimeout/2)
+		wctx, cancel := context.WithTimeout(ctx, m.c.SessionTimeout()/2)
 		_ = m.c.Clock.AwaitFresh(wctx) // a failure leaves the clock where it is
 		cancel()
 	}
@@ -246,7 +244,7 @@ func (m *Monitor) end(reason error) {
 // retryEvery is how long a monitor waits before it sets its watch again
 // after a read that failed (the connection was down, say).
 func (m *Monitor) retryEvery() time.Duration {
-	return max(min(m.c.SessionTimeout/8, 250*time.Millisecond), 10*time.Millisecond)
+	return max(min(m.c.SessionTimeout()/8, 250*time.Millisecond), 10*time.Millisecond)
 }
 
 // run waits for whichever ends the hold first: its node's watch, or, once
@@ -300,9 +298,9 @@ func (m *Monitor) onEvent(e zk.Event) error {
 	case e.Type == zk.EventNotWatching && errors.Is(e.Err, zk.ErrSessionExpired):
 		return ErrSessionExpired
 	case e.Type == zk.EventNotWatching && errors.Is(e.Err, zk.ErrClosing):
-		return ErrClosed
+		return liveness.ErrClosed
 	case e.Type == zk.EventNotWatching:
-		return fmt.Errorf("%w: %v", ErrCutOff, e.Err)
+		return fmt.Errorf("%w: %v", liveness.ErrCutOff, e.Err)
 	}
 	return nil
 }
@@ -329,7 +327,7 @@ func (m *Monitor) read() <-chan zk.Event {
 		m.end(ErrSessionExpired)
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(m.requests, m.c.SessionTimeout)
+	ctx, cancel := context.WithTimeout(m.requests, m.c.SessionTimeout())
 	defer cancel()
 	data, stat, ev, err := m.c.GetW(ctx, m.path)
 	switch {

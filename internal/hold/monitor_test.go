@@ -27,7 +27,7 @@ func TestReleaseDoesNotWaitForARequest(t *testing.T) {
 	w := zktest.NewWire(t)
 	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(st))
 	path := zktest.LockPath(t)
-	c := zkop.New(conn, st)
+	c := zkop.New(conn, zktest.Clock(t, conn))
 	if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), false, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -15,7 +14,7 @@ import (
 func TestBirthIsAProvenMoment(t *testing.T) {
 	before := time.Now()
 	conn := zktest.Connect(t)
-	c := liveness.For(conn, zktest.DefaultSessionTimeout)
+	c := zktest.Clock(t, conn)
 	proven := c.Proven()
 	if proven.Before(before) {
 		t.Fatalf("proven %v before the connection was made; want no earlier than the call", before.Sub(proven))

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -14,7 +13,7 @@ import (
 // waiting; its Leave lets Close return.
 func TestCloseWaitsForTheHoldsOfTheEpoch(t *testing.T) {
 	conn := zktest.Connect(t)
-	c := liveness.For(conn, zktest.DefaultSessionTimeout)
+	c := zktest.Clock(t, conn)
 	ep := c.Epoch()
 	if err := ep.Join(); err != nil {
 		t.Fatalf("Join of a live epoch: %v", err)

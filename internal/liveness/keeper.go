@@ -30,7 +30,6 @@ const minPoll = 50 * time.Millisecond
 // sightings alone could be fooled by two looks a microsecond apart.
 func (c *Clock) keep() {
 	defer close(c.stopped)
-	defer c.unregister() // the registry holds the connection through c
 	defer c.markClosed()
 	timer := time.NewTimer(0)
 	defer timer.Stop()

@@ -75,8 +75,7 @@
 //
 // # The keeper
 //
-// The first Session (or lock) made on a connection starts its keeper
-// (For): one goroutine that looks at the connection's state every
+// The Session of a connection starts its keeper (New): one goroutine that looks at the connection's state every
 // fortieth of a session timeout (10ms to 250ms), sends a sync T/8 after
 // the last request through the leader went out or was answered, credits
 // reconnections, and ends when the connection is closed. It also times
@@ -89,7 +88,7 @@
 // Until the keeper's first two syncs have been answered, a T/4 apart,
 // the clock has nothing proven: the first hold on a new connection waits
 // for them (Clock.AwaitFresh). Unless the clock knows when the connection
-// was made (Born, which zklocks.Connect calls): every session of a
+// was made (New's born, which zklocks.Connect gives): every session of a
 // connection was created after that moment, and the leader refreshes a
 // session when it creates it (the createSession request, forwarded by a
 // follower, is handled by the leader's PrepRequestProcessor, which tracks
@@ -98,10 +97,8 @@ package liveness
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -126,83 +123,23 @@ type Clock struct {
 	closed  bool          // the keeper saw the connection closed
 }
 
-var registry struct {
-	sync.Mutex
-	clocks map[weak.Pointer[zk.Conn]]*Clock
-	births map[weak.Pointer[zk.Conn]]time.Time // Born before For
-}
-
-// Born tells the clock of conn that conn was made (zk.Connect was called)
-// at at: a proven moment for every session the connection will have.
-func Born(conn *zk.Conn, at time.Time) {
-	key := weak.Make(conn)
-	registry.Lock()
-	defer registry.Unlock()
-	if c, ok := registry.clocks[key]; ok {
-		c.mu.Lock()
-		c.born = at
-		c.l.credit(at)
-		c.mu.Unlock()
-		return
-	}
-	if registry.births == nil {
-		registry.births = map[weak.Pointer[zk.Conn]]time.Time{}
-	}
-	registry.births[key] = at
-	runtime.AddCleanup(conn, forget, key)
-}
-
-// unregister drops c from the registry once its connection is closed:
-// the registry's reference to c would otherwise keep the connection, and
-// c, alive for good.
-func (c *Clock) unregister() {
-	key := weak.Make(c.conn)
-	registry.Lock()
-	defer registry.Unlock()
-	if registry.clocks[key] == c {
-		delete(registry.clocks, key)
-	}
-}
-
-// forget drops what the registry knows of a connection that is gone.
-func forget(k weak.Pointer[zk.Conn]) {
-	registry.Lock()
-	delete(registry.clocks, k)
-	delete(registry.births, k)
-	registry.Unlock()
-}
-
-// For returns conn's clock, starting its keeper the first time, and
-// lowers the session timeout it assumes to timeout if that is shorter:
-// locks that disagree about the granted timeout get the safer one.
-func For(conn *zk.Conn, timeout time.Duration) *Clock {
-	key := weak.Make(conn)
-	registry.Lock()
-	defer registry.Unlock()
-	if c, ok := registry.clocks[key]; ok {
-		c.mu.Lock()
-		if timeout < c.timeout {
-			c.timeout = timeout // the epoch now ends sooner: the keeper must aim again
-			c.wakeKeeper()
-		}
-		c.mu.Unlock()
-		return c
-	}
-	if registry.clocks == nil {
-		registry.clocks = map[weak.Pointer[zk.Conn]]*Clock{}
-	}
-	born, hadBirth := registry.births[key]
-	delete(registry.births, key)
+// New returns the clock of conn's session, whose timeout is the one the
+// servers granted, and starts its keeper (ended when conn is closed). born
+// is when conn was made (zk.Connect called), a proven moment for every
+// session the connection will have; zero when unknown. The Session that
+// owns conn makes it, once, and hands it to every lock made on it.
+func New(conn *zk.Conn, timeout time.Duration, born time.Time) *Clock {
 	c := &Clock{conn: conn, timeout: timeout, born: born, sid: conn.SessionID(),
 		kick: make(chan struct{}, 1), stopped: make(chan struct{}), closing: make(chan struct{}), moved: make(chan struct{})}
 	c.l.credit(born)
-	registry.clocks[key] = c
-	if !hadBirth { // Born registered the clean-up already
-		runtime.AddCleanup(conn, forget, key)
-	}
 	go c.keep()
 	return c
 }
+
+// SessionClock returns the clock of a *zklocks.Session. The root package
+// sets it: the Session's clock is not part of the public API, and the
+// locks below it reach it only through here.
+var SessionClock func(session any) *Clock
 
 // ConnClosed is closed once the keeper has found the connection closed
 // (Close, or StateDisconnected at every look for two polls and then the

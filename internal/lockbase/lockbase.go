@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/lockerr"
 	"github.com/zklocks/zklocks/internal/lockopt"
 	"github.com/zklocks/zklocks/internal/oplog"
@@ -62,7 +63,7 @@ func Open(pkg string, s *zklocks.Session, path string, opts []zklocks.Option, ow
 	}
 	return &Base{Pkg: pkg, Path: path, Session: s, ACL: o.ACL,
 		Log:    oplog.New(o.Logger, pkg, path, reasons...),
-		Client: zkop.New(s.Conn(), s.Timeout())}, nil
+		Client: zkop.New(s.Conn(), liveness.SessionClock(s))}, nil
 }
 
 // Fail gives an error of the lock's API the variant's prefix, and makes
@@ -73,4 +74,7 @@ func (b *Base) Fail(op string, err error) error {
 
 // Stats returns the requests the lock has sent and the watch events it
 // has received.
-func (b *Base) Stats() zklocks.Stats { return b.Client.Stats() }
+func (b *Base) Stats() zklocks.Stats {
+	requests, notifications := b.Client.Counts()
+	return zklocks.Stats{Requests: requests, Notifications: notifications}
+}

@@ -168,7 +168,7 @@ func lookFailed(ctx context.Context, err error) error {
 // timeout: the node exists, and leaving it would only make clean-up work.
 func (f *Fixed) claim(ctx context.Context, n *Node, sid int64) (bool, error) {
 	c := f.q.c
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.SessionTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.SessionTimeout())
 	defer cancel()
 	mon, data, stat, err := hold.WatchQueued(cctx, c, f.q.path)
 	switch {

@@ -97,7 +97,7 @@ func (q *Queue) Join(ctx context.Context, n *Node) error {
 // findAfterLoss waits until the client is back after a create that failed
 // with err, and lists the nodes carrying our GUID. It waits for as long as
 // ctx allows: an outage is no reason to give up (a closed connection is,
-// and ends it with zkop.ErrClosed).
+// and ends it with zkop.ErrConnClosed).
 func (q *Queue) findAfterLoss(ctx context.Context, n *Node, err error) ([]string, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

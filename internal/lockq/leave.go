@@ -88,7 +88,7 @@ func (q *Queue) Abandon(ctx context.Context, n *Node) {
 		q.c.LaterAnySession(func(ctx context.Context) (bool, error) { return q.undo(ctx, n) })
 		return
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(q.c.SessionTimeout, cleanupBudget))
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(q.c.SessionTimeout(), cleanupBudget))
 	defer cancel()
 	if n.path != "" {
 		_ = q.deleteNowOrLater(cctx, n.path)

@@ -27,7 +27,7 @@ func TestReleaseAfterAnUnheardExpiryNamesTheExpiry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	conn := zktest.Connect(t)
-	q := New(zkop.New(conn, zktest.DefaultSessionTimeout), zktest.LockPath(t),
+	q := New(zkop.New(conn, zktest.Clock(t, conn)), zktest.LockPath(t),
 		Config{ACL: zk.WorldACL(zk.PermAll), Lost: errTestLost})
 	n := NewNode(nil)
 	if err := q.Join(ctx, n); err != nil {

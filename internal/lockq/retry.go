@@ -49,7 +49,7 @@ func (q *Queue) pause(ctx context.Context, b *backoff, err error, limit int, los
 // retryWhenBack pauses after the failure err (see backoff.pause), then
 // waits until the client has a session again, so that nothing is sent on
 // a closed connection (zkop.AwaitSession): a connection closed under a
-// Lock ends it with zkop.ErrClosed. Each zkop.DialRound without a session
+// Lock ends it with zkop.ErrConnClosed. Each zkop.DialRound without a session
 // counts as one more failure in a row.
 func (q *Queue) retryWhenBack(ctx context.Context, b *backoff, err error, limit int, lost *hold.Monitor) error {
 	for {

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/liveness"
 )
 
 // Event names, the message of each record.
@@ -69,8 +70,8 @@ type Reason struct {
 var common = []Reason{
 	{hold.ErrNodeDeleted, ReasonNodeDeleted},
 	{hold.ErrSessionExpired, ReasonSessionExpired},
-	{hold.ErrCutOff, ReasonCutOff},
-	{hold.ErrClosed, ReasonClosed},
+	{liveness.ErrCutOff, ReasonCutOff},
+	{liveness.ErrClosed, ReasonClosed},
 	{zk.ErrNoNode, ReasonNodeDeleted},
 	{zk.ErrSessionExpired, ReasonSessionExpired},
 }

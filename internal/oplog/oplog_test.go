@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/liveness"
 	"github.com/zklocks/zklocks/internal/locktest"
 	"github.com/zklocks/zklocks/internal/oplog"
 )
@@ -135,7 +136,7 @@ func TestReason(t *testing.T) {
 	}{
 		{hold.ErrNodeDeleted, oplog.ReasonNodeDeleted},
 		{fmt.Errorf("lost: %w", hold.ErrSessionExpired), oplog.ReasonSessionExpired},
-		{fmt.Errorf("%w: timeout", hold.ErrCutOff), oplog.ReasonCutOff},
+		{fmt.Errorf("%w: timeout", liveness.ErrCutOff), oplog.ReasonCutOff},
 		{fmt.Errorf("%w: %w", errEvicted, hold.ErrNodeDeleted), oplog.ReasonEvicted},
 		{zk.ErrNoNode, oplog.ReasonNodeDeleted},
 		{errors.New("other"), oplog.ReasonError},

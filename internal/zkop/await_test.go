@@ -22,7 +22,8 @@ func TestAwaitSession(t *testing.T) {
 	defer cancel()
 
 	t.Run("connected", func(t *testing.T) {
-		c := zkop.New(zktest.Connect(t), zktest.DefaultSessionTimeout)
+		conn := zktest.Connect(t)
+		c := zkop.New(conn, zktest.Clock(t, conn))
 		if err := c.AwaitSession(ctx, zkop.DialRound); err != nil {
 			t.Fatalf("AwaitSession on a live connection: %v", err)
 		}
@@ -31,9 +32,9 @@ func TestAwaitSession(t *testing.T) {
 		conn := zktest.Connect(t)
 		conn.Close()
 		zktest.WaitNoSession(t, conn)
-		err := zkop.New(conn, zktest.DefaultSessionTimeout).AwaitSession(ctx, 0)
-		if !errors.Is(err, zkop.ErrClosed) || !errors.Is(err, zk.ErrConnectionClosed) {
-			t.Fatalf("AwaitSession on a closed connection: %v, want zkop.ErrClosed wrapping zk.ErrConnectionClosed", err)
+		err := zkop.New(conn, zktest.Clock(t, conn)).AwaitSession(ctx, 0)
+		if !errors.Is(err, zkop.ErrConnClosed) || !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("AwaitSession on a closed connection: %v, want zkop.ErrConnClosed wrapping zk.ErrConnectionClosed", err)
 		}
 		if zkop.Transient(err) {
 			t.Error("a closed connection must not be retried")
@@ -45,13 +46,13 @@ func TestAwaitSession(t *testing.T) {
 		cut.Cut()
 		defer cut.Heal()
 		zktest.WaitNoSession(t, conn)
-		err := zkop.New(conn, 4*time.Second).AwaitSession(ctx, 300*time.Millisecond)
+		err := zkop.New(conn, zktest.Clock(t, conn)).AwaitSession(ctx, 300*time.Millisecond)
 		if !errors.Is(err, zk.ErrNoServer) || !zkop.Transient(err) {
 			t.Fatalf("AwaitSession while cut off: %v, want a Transient error wrapping zk.ErrNoServer", err)
 		}
 		cctx, ccancel := context.WithCancel(ctx)
 		ccancel()
-		if err := zkop.New(conn, 4*time.Second).AwaitSession(cctx, 0); !errors.Is(err, context.Canceled) {
+		if err := zkop.New(conn, zktest.Clock(t, conn)).AwaitSession(cctx, 0); !errors.Is(err, context.Canceled) {
 			t.Fatalf("AwaitSession with a cancelled ctx: %v, want context.Canceled", err)
 		}
 	})

@@ -60,7 +60,7 @@ func (c *Client) later(attempt func(ctx context.Context) (done bool, err error),
 		for anySession || c.Conn.SessionID() == sid {
 			pause := poll
 			if c.Conn.State() == zk.StateHasSession {
-				ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout)
+				ctx, cancel := context.WithTimeout(context.Background(), c.SessionTimeout())
 				done, err := attempt(ctx)
 				cancel()
 				if done || (err != nil && !isTransient(err) && !(anySession && errors.Is(err, zk.ErrSessionExpired))) {
@@ -88,10 +88,10 @@ func (c *Client) pauseUnlessClosed(d time.Duration) (closed bool) {
 	}
 }
 
-// ErrClosed is AwaitSession's answer for a connection that has been
+// ErrConnClosed is AwaitSession's answer for a connection that has been
 // closed. It wraps zk.ErrConnectionClosed, but it is not Transient: a
 // closed connection does not come back.
-var ErrClosed = fmt.Errorf("the connection has been closed: %w", zk.ErrConnectionClosed)
+var ErrConnClosed = fmt.Errorf("the connection has been closed: %w", zk.ErrConnectionClosed)
 
 // DialRound is how long a retry waits for a session (AwaitSession) before
 // it counts as one more failure: about the time go-zookeeper takes to fail
@@ -108,7 +108,7 @@ const DialRound = time.Second
 // for a moment (until its receive loop has seen the socket close), so a
 // retry pauses before it calls AwaitSession, as a retry does anyway.
 //
-// It fails with ErrClosed (which wraps zk.ErrConnectionClosed) when the
+// It fails with ErrConnClosed (which wraps zk.ErrConnectionClosed) when the
 // session's keeper has found the connection closed (Later's rule), with
 // an error wrapping zk.ErrNoServer when
 // within passes without a session (the way go-zookeeper fails its queued
@@ -126,7 +126,7 @@ func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
 		}
 		select {
 		case <-c.Clock.ConnClosed():
-			return ErrClosed
+			return ErrConnClosed
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(poll):
@@ -174,9 +174,9 @@ func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int3
 // requests with ErrNoServer each time it has tried every server in vain),
 // or the session moved to another server. The locks retry these. A ctx
 // that ended is not one, although context.DeadlineExceeded is a net.Error,
-// and neither is ErrClosed.
+// and neither is ErrConnClosed.
 func Transient(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, ErrClosed) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, ErrConnClosed) {
 		return false
 	}
 	var netErr net.Error

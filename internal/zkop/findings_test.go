@@ -31,7 +31,7 @@ func TestEnsureParentsFallsBackWithoutContainers(t *testing.T) {
 		return zktest.Pass
 	})
 	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()))
-	c := zkop.New(conn, zktest.DefaultSessionTimeout)
+	c := zkop.New(conn, zktest.Clock(t, conn))
 	path := zktest.LockPath(t) + "/a/lock"
 	if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), true, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("EnsureParents against a server without containers: %v; want the persistent fallback", err)
@@ -60,7 +60,7 @@ func TestLeaderHeardIsSendTimeOfAProvenRequestOnMonotonicClock(t *testing.T) {
 	const delay = 300 * time.Millisecond
 	w := zktest.NewWire(t)
 	conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()))
-	c := zkop.New(conn, zktest.DefaultSessionTimeout)
+	c := zkop.New(conn, zktest.Clock(t, conn))
 	path := zktest.LockPath(t)
 
 	slow := make(chan struct{})
@@ -114,7 +114,7 @@ func TestQueuedDeleteOutlivesExpiredSession(t *testing.T) {
 			defer w.ReleaseDials()
 			conn := zktest.Connect(t, zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(st))
 			other := zktest.Connect(t)
-			c := zkop.New(conn, st)
+			c := zkop.New(conn, zktest.Clock(t, conn))
 			path := zktest.LockPath(t)
 			if err := c.EnsureParents(ctx, path, zkpath.Ancestors(path), false, acl); err != nil {
 				t.Fatal(err)

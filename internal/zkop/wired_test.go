@@ -33,7 +33,7 @@ func newWired(ctx context.Context, t *testing.T, opts ...zktest.ConnOption) *wir
 	w := zktest.NewWire(t)
 	opts = append([]zktest.ConnOption{zktest.WithDialer(w.Dialer()), zktest.WithSessionTimeout(wiredSession)}, opts...)
 	conn := zktest.Connect(t, opts...)
-	wd := &wired{w: w, conn: conn, c: zkop.New(conn, wiredSession), admin: zktest.Connect(t), path: zktest.LockPath(t)}
+	wd := &wired{w: w, conn: conn, c: zkop.New(conn, zktest.Clock(t, conn)), admin: zktest.Connect(t), path: zktest.LockPath(t)}
 	if err := wd.c.EnsureParents(ctx, wd.path, zkpath.Ancestors(wd.path), true, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}

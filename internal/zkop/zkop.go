@@ -18,34 +18,34 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/liveness"
 )
 
 // Client is the request side of one lock. Its zero value is not usable; use New.
 type Client struct {
 	Conn *zk.Conn
-	// SessionTimeout is the session timeout of Conn: it bounds each
-	// attempt of a background clean-up, and the locks use it to decide
-	// when a client cut off from the ensemble must consider its hold lost.
-	SessionTimeout time.Duration
-
-	// Clock is the connection's proven clock of the leader, shared by
-	// every Client of the connection.
+	// Clock is the proven clock of the session's leader, the Session's
+	// one, shared by every lock made on it. Its timeout, the one the
+	// servers granted, bounds each attempt of a background clean-up, and
+	// the locks use it to decide when a client cut off from the ensemble
+	// must consider its hold lost.
 	Clock *liveness.Clock
 
 	requests      atomic.Int64
 	notifications atomic.Int64
 }
 
-// New returns a Client for conn.
-func New(conn *zk.Conn, sessionTimeout time.Duration) *Client {
-	return &Client{Conn: conn, SessionTimeout: sessionTimeout, Clock: liveness.For(conn, sessionTimeout)}
+// New returns a Client for conn, on its session's clock.
+func New(conn *zk.Conn, clock *liveness.Clock) *Client {
+	return &Client{Conn: conn, Clock: clock}
 }
 
-// Stats returns the traffic counted so far.
-func (c *Client) Stats() zklocks.Stats {
-	return zklocks.Stats{Requests: c.requests.Load(), Notifications: c.notifications.Load()}
+// SessionTimeout is the session timeout the servers granted.
+func (c *Client) SessionTimeout() time.Duration { return c.Clock.Timeout() }
+
+// Counts returns the requests sent and the watch events received so far.
+func (c *Client) Counts() (requests, notifications int64) {
+	return c.requests.Load(), c.notifications.Load()
 }
 
 // LeaderHeard returns the latest moment at which the leader provably
@@ -87,7 +87,7 @@ func answeredByServer(err error) bool {
 }
 
 // closedFor turns go-zookeeper's "connection closed", which it answers
-// both while between servers and for good after Close, into ErrClosed
+// both while between servers and for good after Close, into ErrConnClosed
 // once the clock has found the connection closed: that one is not
 // Transient, so no retry loop goes on against a connection that will not
 // come back.
@@ -97,7 +97,7 @@ func (c *Client) closedFor(err error) error {
 	}
 	select {
 	case <-c.Clock.ConnClosed():
-		return ErrClosed
+		return ErrConnClosed
 	default:
 		return err
 	}

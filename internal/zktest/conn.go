@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/liveness"
 )
 
 // DefaultSessionTimeout is the session timeout Connect asks for unless
@@ -186,4 +187,11 @@ func WaitNoSession(t testing.TB, conn *zk.Conn) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Clock returns the liveness clock of a connection Connect opened: its
+// Session's, which every lock made on that Session shares.
+func Clock(t testing.TB, conn *zk.Conn) *liveness.Clock {
+	t.Helper()
+	return liveness.SessionClock(Session(t, conn))
 }
