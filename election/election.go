@@ -48,7 +48,7 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Election, er
 	if err != nil {
 		return nil, err
 	}
-	e := &Election{base: b, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL, Lost: zklocks.ErrLockLost})}
+	e := &Election{base: b, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL})}
 	e.slot = lockq.NewSlot(&e.mu, e.q)
 	return e, nil
 }
@@ -69,7 +69,7 @@ func (e *Election) Campaign(ctx context.Context, value []byte) error {
 // ending its ctx), and zklocks.ErrLockLost when its term had already
 // ended.
 func (e *Election) Resign(ctx context.Context) error {
-	return e.base.Fail("resign", e.slot.Unlock(ctx, zklocks.ErrNotLocked))
+	return e.base.Fail("resign", e.slot.Unlock(ctx))
 }
 
 // Lock is Campaign with no value, Unlock is Resign and TryLock leads only
@@ -86,12 +86,11 @@ func (e *Election) TryLock(ctx context.Context) error {
 
 // Unlock is Resign.
 func (e *Election) Unlock(ctx context.Context) error {
-	return e.base.Fail("unlock", e.slot.Unlock(ctx, zklocks.ErrNotLocked))
+	return e.base.Fail("unlock", e.slot.Unlock(ctx))
 }
 
 func (e *Election) run(ctx context.Context, value []byte, wait bool) error {
-	return e.slot.Take(ctx, e.base.Log, zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
-		func(n *lockq.Node) error { return e.campaign(ctx, n, value, wait) })
+	return e.slot.Take(ctx, e.base.Log, func(n *lockq.Node) error { return e.campaign(ctx, n, value, wait) })
 }
 
 // Leader returns the current leader, after syncing its server with the

@@ -39,7 +39,7 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 	if err != nil {
 		return nil, err
 	}
-	m := &Mutex{base: b, f: lockq.NewFixed(b.Client, path, lockq.Config{ACL: b.ACL, Lost: zklocks.ErrLockLost})}
+	m := &Mutex{base: b, f: lockq.NewFixed(b.Client, path, lockq.Config{ACL: b.ACL})}
 	m.slot = lockq.NewSlot(&m.mu, m.f)
 	return m, nil
 }
@@ -68,8 +68,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 }
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
-	return m.slot.Take(ctx, m.base.Log, zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
-		func(n *lockq.Node) error { return m.lock(ctx, n, wait) })
+	return m.slot.Take(ctx, m.base.Log, func(n *lockq.Node) error { return m.lock(ctx, n, wait) })
 }
 
 // Unlock releases the lock. It deletes the lock node only after a read
@@ -89,7 +88,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 // outlive the session.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.unlock(ctx)) }
 
-func (m *Mutex) unlock(ctx context.Context) error { return m.slot.Unlock(ctx, zklocks.ErrNotLocked) }
+func (m *Mutex) unlock(ctx context.Context) error { return m.slot.Unlock(ctx) }
 
 // Token returns the fencing token of the current hold, the czxid of the
 // lock node, or 0 when the lock is not held. Tokens of successive holds

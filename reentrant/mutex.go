@@ -63,7 +63,7 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL, Lost: zklocks.ErrLockLost}),
+	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL}),
 		mode: mode, self: Holder{Host: host, PID: os.Getpid(), Mode: mode.String()},
 		owed: map[string]*debt{}}
 	m.slot = lockq.NewSlot(&m.mu, m.q)

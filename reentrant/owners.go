@@ -98,8 +98,7 @@ func (m *Mutex) awaitTurn(ctx context.Context, owner string, wait bool, start ti
 
 // take runs the recipe for a new node of owner, in its turn.
 func (m *Mutex) take(ctx context.Context, owner string, wait bool, start time.Time) error {
-	err := m.slot.Take(ctx, m.base.Log.Attempt(owner, start), zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
-		func(n *lockq.Node) error { return m.lock(ctx, owner, n, wait) })
+	err := m.slot.Take(ctx, m.base.Log.Attempt(owner, start), func(n *lockq.Node) error { return m.lock(ctx, owner, n, wait) })
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -191,7 +190,7 @@ func (m *Mutex) oweLocked(why error) {
 // release deletes the node of the hold just ended and gives the turn to
 // the next owner.
 func (m *Mutex) release(ctx context.Context) error {
-	err := m.slot.Unlock(ctx, zklocks.ErrNotLocked)
+	err := m.slot.Unlock(ctx)
 	m.mu.Lock()
 	m.giveTurnLocked()
 	m.mu.Unlock()

@@ -65,7 +65,7 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 	if err != nil {
 		return nil, err
 	}
-	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{Data: data, ACL: b.ACL, Lost: zklocks.ErrLockLost})}
+	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{Data: data, ACL: b.ACL})}
 	m.w = Side{m: m, slot: lockq.NewSlot(&m.mu, m.q)}
 	m.r = Side{m: m, slot: lockq.NewSlot(&m.mu, m.q), read: true}
 	return m, nil

@@ -38,7 +38,7 @@ func (s *Side) TryLock(ctx context.Context) error {
 
 // Unlock is the Mutex's Unlock for the writer, RUnlock for the reader.
 func (s *Side) Unlock(ctx context.Context) error {
-	return s.m.base.Fail(s.pick("unlock", "runlock"), s.slot.Unlock(ctx, zklocks.ErrNotLocked))
+	return s.m.base.Fail(s.pick("unlock", "runlock"), s.slot.Unlock(ctx))
 }
 
 // Token returns the fencing token of this side's current hold, the czxid
@@ -100,7 +100,7 @@ func isReader(name string) bool {
 // acquire runs the recipe for this side, and keeps the hold on success.
 func (s *Side) acquire(ctx context.Context, wait bool) error {
 	m := s.m
-	return s.slot.TakeIf(ctx, m.base.Log, func() error { return m.admitLocked(s) }, zklocks.ErrLocked,
+	return s.slot.TakeIf(ctx, m.base.Log, func() error { return m.admitLocked(s) },
 		func(n *lockq.Node) error {
 			// A downgrade never waits: a writer it would wait for waits
 			// for our write lock (see ErrDowngrade).

@@ -41,7 +41,7 @@ func New(s *zklocks.Session, path string, permits int, opts ...zklocks.Option) (
 	if err != nil {
 		return nil, err
 	}
-	m := &Semaphore{base: b, permits: permits, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL, Lost: zklocks.ErrLockLost})}
+	m := &Semaphore{base: b, permits: permits, q: lockq.New(b.Client, path, lockq.Config{ACL: b.ACL})}
 	m.slot = lockq.NewSlot(&m.mu, m.q)
 	return m, nil
 }
@@ -65,15 +65,14 @@ func (s *Semaphore) TryLock(ctx context.Context) error {
 }
 
 func (s *Semaphore) acquire(ctx context.Context, wait bool) error {
-	return s.slot.Take(ctx, s.base.Log, zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
-		func(n *lockq.Node) error { return s.lock(ctx, n, wait) })
+	return s.slot.Take(ctx, s.base.Log, func(n *lockq.Node) error { return s.lock(ctx, n, wait) })
 }
 
 // Unlock gives the permit back by deleting this Semaphore's node, which
 // wakes the first waiter, if any. It returns zklocks.ErrNotLocked when no
 // permit is held, and zklocks.ErrLockLost when the hold had been lost.
 func (s *Semaphore) Unlock(ctx context.Context) error {
-	return s.base.Fail("unlock", s.slot.Unlock(ctx, zklocks.ErrNotLocked))
+	return s.base.Fail("unlock", s.slot.Unlock(ctx))
 }
 
 // Token returns the fencing token of the current hold, the czxid of this

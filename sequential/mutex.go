@@ -43,7 +43,7 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 	if err != nil {
 		return nil, err
 	}
-	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{Data: data, ACL: b.ACL, Lost: zklocks.ErrLockLost})}
+	m := &Mutex{base: b, q: lockq.New(b.Client, path, lockq.Config{Data: data, ACL: b.ACL})}
 	m.slot = lockq.NewSlot(&m.mu, m.q)
 	return m, nil
 }
@@ -68,8 +68,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 }
 
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
-	return m.slot.Take(ctx, m.base.Log, zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
-		func(n *lockq.Node) error { return m.lock(ctx, n, wait) })
+	return m.slot.Take(ctx, m.base.Log, func(n *lockq.Node) error { return m.lock(ctx, n, wait) })
 }
 
 // Unlock releases the lock by deleting this Mutex's node, which wakes the
@@ -80,7 +79,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 // background until it succeeds or the session ends, and Unlock returns nil.
 func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.unlock(ctx)) }
 
-func (m *Mutex) unlock(ctx context.Context) error { return m.slot.Unlock(ctx, zklocks.ErrNotLocked) }
+func (m *Mutex) unlock(ctx context.Context) error { return m.slot.Unlock(ctx) }
 
 // Token returns the fencing token of the current hold, the czxid of this
 // Mutex's node, or 0 when the lock is not held. It keeps returning the

@@ -86,7 +86,7 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 	if err != nil {
 		return nil, err
 	}
-	cfg := lockq.Config{Data: encodeLease(m.lease, false), ACL: b.ACL, Lost: zklocks.ErrLockLost}
+	cfg := lockq.Config{Data: encodeLease(m.lease, false), ACL: b.ACL}
 	if m.lease > 0 {
 		cfg.Evicted = ErrEvicted // only a judge deletes a node that declares a lease
 	}
@@ -156,18 +156,17 @@ func boundPassed(err, cause error, d time.Duration) error {
 // for Unlock.
 func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 	j := newJudge(m)
-	return m.slot.Take(ctx, m.base.Log, zklocks.ErrAlreadyLocked, zklocks.ErrLocked,
-		func(n *lockq.Node) error {
-			if err := m.lock(ctx, n, wait, j); err != nil {
-				return err
-			}
-			// Kept before the slot holds, so that no Unlock can release
-			// this hold without finding its renewal.
-			m.mu.Lock()
-			m.renewal = j.renewal
-			m.mu.Unlock()
-			return nil
-		})
+	return m.slot.Take(ctx, m.base.Log, func(n *lockq.Node) error {
+		if err := m.lock(ctx, n, wait, j); err != nil {
+			return err
+		}
+		// Kept before the slot holds, so that no Unlock can release
+		// this hold without finding its renewal.
+		m.mu.Lock()
+		m.renewal = j.renewal
+		m.mu.Unlock()
+		return nil
+	})
 }
 
 // Unlock releases the lock. It fails with zklocks.ErrNotLocked when the Mutex
@@ -180,7 +179,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 func (m *Mutex) Unlock(ctx context.Context) error { return m.base.Fail("unlock", m.unlock(ctx)) }
 
 func (m *Mutex) unlock(ctx context.Context) error {
-	err := m.slot.Unlock(ctx, zklocks.ErrNotLocked)
+	err := m.slot.Unlock(ctx)
 	if errors.Is(err, zklocks.ErrNotLocked) {
 		return err // nothing released (an acquisition may be under way)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
@@ -178,18 +179,18 @@ func (f *Fixed) claim(ctx context.Context, n *Node, sid int64) (bool, error) {
 		return true, nil
 	case err == nil && stat.EphemeralOwner == sid:
 		mon.Release()
-		return false, fmt.Errorf("%w: right after the create, the node was replaced by another lock of this session: %w", f.q.cfg.Lost, hold.ErrNodeDeleted)
+		return false, fmt.Errorf("%w: right after the create, the node was replaced by another lock of this session: %w", zklocks.ErrLockLost, hold.ErrNodeDeleted)
 	case err == nil:
 		// The connection moved to a new session after our create: our
 		// node died with the old one, and this is another lock's.
 		mon.Release()
-		return false, fmt.Errorf("%w: session %#x ended right after the create: %w", f.q.cfg.Lost, sid, hold.ErrSessionExpired)
+		return false, fmt.Errorf("%w: session %#x ended right after the create: %w", zklocks.ErrLockLost, sid, hold.ErrSessionExpired)
 	case errors.Is(err, hold.ErrSessionExpired) && c.Conn.SessionID() == sid:
 		// Our session lives on, so another session's node at our path is
 		// not ours: ours was deleted right after the create.
-		return false, fmt.Errorf("%w: right after the create, the node was replaced: %w", f.q.cfg.Lost, hold.ErrNodeDeleted)
+		return false, fmt.Errorf("%w: right after the create, the node was replaced: %w", zklocks.ErrLockLost, hold.ErrNodeDeleted)
 	case errors.Is(err, hold.ErrNodeDeleted), errors.Is(err, hold.ErrSessionExpired):
-		return false, fmt.Errorf("%w: right after the create: %w", f.q.cfg.Lost, err)
+		return false, fmt.Errorf("%w: right after the create: %w", zklocks.ErrLockLost, err)
 	default:
 		n.unsure = true // our node is there, unclaimed: Abandon deletes it
 		return false, step("read back", ctx, err)
@@ -225,7 +226,7 @@ func (f *Fixed) AwaitFree(ctx context.Context, n *Node) error {
 		c.Notified()
 		switch {
 		case e.Type == zk.EventNotWatching && errors.Is(e.Err, zk.ErrSessionExpired):
-			return fmt.Errorf("%w: session expired while waiting: %w", f.q.cfg.Lost, e.Err)
+			return fmt.Errorf("%w: session expired while waiting: %w", zklocks.ErrLockLost, e.Err)
 		case e.Type == zk.EventNotWatching:
 			return fmt.Errorf("wait: %w", e.Err) // the connection was closed
 		}
@@ -247,7 +248,7 @@ func (f *Fixed) Abandon(_ context.Context, n *Node) {
 
 // Release ends a hold: it stops the watch on our node, then deletes the
 // node only if a read shows it is still ours (Release's guard). It returns
-// the loss, wrapping Config.Lost, when the hold had ended before or the
+// the loss, wrapping zklocks.ErrLockLost, when the hold had ended before or the
 // node is no longer ours; else the delete's error, nil when it was done
 // or is done later. Even a lost hold deletes: one "lost" to a long
 // disconnection may come back with its session, and its node must not
@@ -272,12 +273,12 @@ func (f *Fixed) deleteIfOurs(ctx context.Context, n *Node) error {
 	c, path, sid := f.q.c, f.q.path, n.sid
 	for range 3 { // a BadVersion (our node's data changed under us) reads again
 		if c.Conn.SessionID() != sid {
-			return fmt.Errorf("%w: session %#x ended: %w", f.q.cfg.Lost, sid, hold.ErrSessionExpired)
+			return fmt.Errorf("%w: session %#x ended: %w", zklocks.ErrLockLost, sid, hold.ErrSessionExpired)
 		}
 		_, stat, err := c.Get(ctx, path)
 		if err == nil {
 			if stat.EphemeralOwner != sid || stat.Czxid != n.czxid {
-				return fmt.Errorf("%w: the node now belongs to session %#x: %w", f.q.cfg.Lost, stat.EphemeralOwner, hold.ErrNodeDeleted)
+				return fmt.Errorf("%w: the node now belongs to session %#x: %w", zklocks.ErrLockLost, stat.EphemeralOwner, hold.ErrNodeDeleted)
 			}
 			// Never queued without our session: it would go out on the
 			// next one, where version 0 matches the next holder's node.
@@ -287,11 +288,11 @@ func (f *Fixed) deleteIfOurs(ctx context.Context, n *Node) error {
 		case err == nil:
 			return nil
 		case errors.Is(err, zk.ErrSessionExpired):
-			return fmt.Errorf("%w: session %#x ended: %w", f.q.cfg.Lost, sid, hold.ErrSessionExpired)
+			return fmt.Errorf("%w: session %#x ended: %w", zklocks.ErrLockLost, sid, hold.ErrSessionExpired)
 		case errors.Is(err, zk.ErrBadVersion):
 			continue
 		case errors.Is(err, zk.ErrNoNode):
-			return fmt.Errorf("%w: the node was deleted: %w", f.q.cfg.Lost, err)
+			return fmt.Errorf("%w: the node was deleted: %w", zklocks.ErrLockLost, err)
 		case zkop.Transient(err) || ctx.Err() != nil:
 			f.deleteLater(n.stamp(), n.czxid)
 			return nil

@@ -16,7 +16,7 @@ import (
 // the ensemble cannot be reached now (or ctx ends), the delete is done
 // later (zkop.Client.DeleteLater): the node does not outlive the
 // session. It stops the watch on our node first, so that our own delete
-// is not taken for a loss. It returns the loss (wrapping Config.Lost)
+// is not taken for a loss. It returns the loss (wrapping zklocks.ErrLockLost)
 // when the hold had ended before, or found our node gone; else the
 // delete's error, nil when it was done or is done later.
 //

@@ -8,14 +8,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
 func TestMain(m *testing.M) { zktest.Main(m) }
-
-var errTestLost = errors.New("test lock lost")
 
 // When the session has expired and the client has a new one before the
 // hold's monitor heard of it, Release's delete runs on the new session
@@ -28,7 +27,7 @@ func TestReleaseAfterAnUnheardExpiryNamesTheExpiry(t *testing.T) {
 	defer cancel()
 	conn := zktest.Connect(t)
 	q := New(zkop.New(conn, zktest.Clock(t, conn)), zktest.LockPath(t),
-		Config{ACL: zk.WorldACL(zk.PermAll), Lost: errTestLost})
+		Config{ACL: zk.WorldACL(zk.PermAll)})
 	n := NewNode(nil)
 	if err := q.Join(ctx, n); err != nil {
 		t.Fatal(err)
@@ -36,7 +35,7 @@ func TestReleaseAfterAnUnheardExpiryNamesTheExpiry(t *testing.T) {
 	n.mon.Release()
 	zktest.ExpireSession(t, conn)
 	err := q.Release(ctx, n)
-	if !errors.Is(err, errTestLost) || !errors.Is(err, hold.ErrSessionExpired) {
+	if !errors.Is(err, zklocks.ErrLockLost) || !errors.Is(err, hold.ErrSessionExpired) {
 		t.Fatalf("Release after the session expired = %v; want the loss, wrapping %v", err, hold.ErrSessionExpired)
 	}
 }

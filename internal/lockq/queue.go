@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
@@ -20,9 +21,6 @@ import (
 type Config struct {
 	Data []byte   // our node's data
 	ACL  []zk.ACL // of our node and of the lock path and parents it makes
-	// Lost is the lock's sentinel for a lost hold: the Queue's losses wrap
-	// it and the monitor's reason.
-	Lost error
 	// Evicted, when set, is what our held node deleted by another client
 	// means (the timeout lock's ErrEvicted: with a lease, only a judge
 	// deletes a holder's node); a hold's loss says it beside the reason.
@@ -169,7 +167,7 @@ func (q *Queue) FirstOf(ctx context.Context, blocks func(name string) bool) (str
 }
 
 // lost is a loss of our node for the given reason.
-func (q *Queue) lost(reason error) error { return fmt.Errorf("%w: %w", q.cfg.Lost, reason) }
+func (q *Queue) lost(reason error) error { return fmt.Errorf("%w: %w", zklocks.ErrLockLost, reason) }
 
 // named is the reason a hold ended, as the lock names it (Evicted).
 func (c Config) named(reason error) error {
@@ -183,8 +181,8 @@ func (c Config) named(reason error) error {
 // unless it does already (a loss the lock found itself and told the
 // monitor with Lose).
 func (c Config) holdLost(reason error) error {
-	if reason = c.named(reason); errors.Is(reason, c.Lost) {
+	if reason = c.named(reason); errors.Is(reason, zklocks.ErrLockLost) {
 		return reason
 	}
-	return fmt.Errorf("%w: %w", c.Lost, reason)
+	return fmt.Errorf("%w: %w", zklocks.ErrLockLost, reason)
 }

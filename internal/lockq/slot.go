@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/oplog"
 	"github.com/zklocks/zklocks/internal/zkop"
@@ -66,15 +67,15 @@ func (s *Slot) HeldLocked() *Node {
 }
 
 // Take is the whole acquisition of a lock with one slot: it fails with
-// busy (the lock's ErrAlreadyLocked) when the slot is not idle, and
-// otherwise runs lock for a new Node (see TakeIf).
-func (s *Slot) Take(ctx context.Context, log *oplog.Log, busy, locked error, lock func(n *Node) error) error {
+// zklocks.ErrAlreadyLocked when the slot is not idle, and otherwise runs
+// lock for a new Node (see TakeIf).
+func (s *Slot) Take(ctx context.Context, log *oplog.Log, lock func(n *Node) error) error {
 	return s.TakeIf(ctx, log, func() error {
 		if !s.IdleLocked() {
-			return busy
+			return zklocks.ErrAlreadyLocked
 		}
 		return nil
-	}, locked, lock)
+	}, lock)
 }
 
 // TakeIf is Take for a lock whose slot is not alone (the read-write
@@ -83,9 +84,9 @@ func (s *Slot) Take(ctx context.Context, log *oplog.Log, busy, locked error, loc
 // Once admitted, the slot is acquiring and lock runs the recipe for a new
 // Node. When lock fails, the Node is abandoned (Queue.Abandon,
 // Fixed.Abandon) and the slot is idle again; the failure is logged unless
-// it is a TryLock's "taken" (locked). When it succeeds, the slot holds the
+// it is a TryLock's "taken" (zklocks.ErrLocked). When it succeeds, the slot holds the
 // lock from now on.
-func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, locked error, lock func(n *Node) error) error {
+func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, lock func(n *Node) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, l
 	}
 	if err != nil {
 		s.k.Abandon(ctx, n)
-		if log != nil && !errors.Is(err, locked) {
+		if log != nil && !errors.Is(err, zklocks.ErrLocked) {
 			log.Abandon(ctx, n.Path(), start, err)
 		}
 		s.mu.Lock()
@@ -146,7 +147,7 @@ func (s *Slot) Release(ctx context.Context) (held bool, err error) {
 	s.mu.Unlock()
 
 	err = s.k.Release(ctx, n)
-	if errors.Is(err, s.k.config().Lost) {
+	if errors.Is(err, zklocks.ErrLockLost) {
 		hl.Lost(ctx, err) // once: the monitor may have written it already
 		s.mu.Lock()
 		s.lost = err
@@ -162,12 +163,12 @@ func (s *Slot) Release(ctx context.Context) (held bool, err error) {
 // them there.
 func (s *Slot) LogLocked() *oplog.Hold { return s.log }
 
-// Unlock is Release as a lock's Unlock answers it: notHeld (the lock's
-// ErrNotLocked) when the slot does not hold.
-func (s *Slot) Unlock(ctx context.Context, notHeld error) error {
+// Unlock is Release as a lock's Unlock answers it: zklocks.ErrNotLocked
+// when the slot does not hold.
+func (s *Slot) Unlock(ctx context.Context) error {
 	held, err := s.Release(ctx)
 	if !held {
-		return notHeld
+		return zklocks.ErrNotLocked
 	}
 	return err
 }
