@@ -23,7 +23,7 @@ func (e *Election) campaign(ctx context.Context, n *lockq.Node, value []byte, wa
 	//    read it from the head of the queue. The node is named like
 	//    Curator's LeaderLatch nodes (_c_<guid>-latch-<seq>), because
 	//    Curator orders candidates by what follows "latch-" in a name.
-	n.Data, n.Sep = value, lockq.LatchSep
+	n.Data, n.Sep = value, latchSep
 
 	// 1. Join the queue: create an EPHEMERAL_SEQUENTIAL child of the
 	//    election path. ZooKeeper appends the sequence number.
@@ -110,3 +110,7 @@ func (e *Election) lookAtHead(ctx context.Context, report func(Leader)) (<-chan 
 	report(Leader{Value: data, Node: head, Term: stat.Czxid})
 	return ev, nil
 }
+
+// latchSep is the separator of a candidate's node name, Curator's
+// LeaderLatch's, so that either library's candidates queue together.
+const latchSep = "-latch-"

@@ -76,7 +76,14 @@ func (s *Side) pick(writer, reader string) string {
 }
 
 // sep is the separator of this side's node names, Curator's.
-func (s *Side) sep() string { return s.pick(lockq.WriteSep, lockq.ReadSep) }
+func (s *Side) sep() string { return s.pick(writeSep, readSep) }
+
+// The read-write lock's separators, Curator's InterProcessReadWriteLock's:
+// its nodes and ours order each other's readers and writers.
+const (
+	readSep  = "-__READ__"
+	writeSep = "-__WRIT__"
+)
 
 // blocks picks the nodes ahead of ours that keep this side waiting: for
 // a writer every node (nil), for a reader the writers other than our own.
@@ -89,12 +96,12 @@ func (s *Side) blocks() func(name string) bool {
 }
 
 // isReader reports whether the node called name is a reader's: ours and
-// Curator's carry lockq.ReadSep right before the sequence number, kazoo's
+// Curator's carry readSep right before the sequence number, kazoo's
 // "__rlock__". Every other contender (the writers of the three clients,
 // the plain mutexes of this module) is taken as a writer, the safe guess.
 func isReader(name string) bool {
 	prefix := strings.TrimRight(name, "0123456789-") // the sequence, and its sign
-	return strings.HasSuffix(prefix, lockq.ReadSep) || strings.HasSuffix(prefix, "__rlock__")
+	return strings.HasSuffix(prefix, readSep) || strings.HasSuffix(prefix, "__rlock__")
 }
 
 // acquire runs the recipe for this side, and keeps the hold on success.

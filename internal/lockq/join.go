@@ -137,7 +137,7 @@ func (q *Queue) findOurs(ctx context.Context, guid string) ([]string, error) {
 	}
 	var ours []string
 	for _, e := range Sort(kids) {
-		if GUIDOf(e.Name) == guid {
+		if NamedFor(e.Name, guid) {
 			ours = append(ours, e.Name)
 		}
 	}

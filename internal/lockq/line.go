@@ -86,7 +86,7 @@ func (q *Queue) line(ctx context.Context, n *Node) (Line, error) {
 		switch {
 		case e.Name == n.name:
 			found = true
-		case n.unsure && GUIDOf(e.Name) == n.GUID:
+		case n.unsure && NamedFor(e.Name, n.GUID):
 			// By name, not version: a node named with our GUID can only be
 			// one this acquisition created.
 			if err := q.c.Delete(ctx, q.path+"/"+e.Name, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {

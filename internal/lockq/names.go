@@ -12,22 +12,16 @@ import (
 
 // Node names. ZooKeeper appends the sequence number to what we ask for, so
 // a contender's node is called ProtectedPrefix + guid + separator +
-// sequence. The mutexes' separator is LockSep, as Curator's and
-// go-zookeeper's; the read-write lock's are ReadSep and WriteSep, as
-// Curator's InterProcessReadWriteLock's; the election's is LatchSep, as
-// Curator's LeaderLatch's. Curator orders a queue by what follows its own
+// sequence. The separator is the variant's: the mutexes' is LockSep, as
+// Curator's and go-zookeeper's (the read-write lock and the election name
+// their own, after Curator's). Every separator starts with '-', which no
+// GUID of ours contains. Curator orders a queue by what follows its own
 // separator in each name, so a node it is to order rightly must carry it.
 const (
 	ProtectedPrefix = "_c_"
 	LockSep         = "-lock-"
-	ReadSep         = "-__READ__"
-	WriteSep        = "-__WRIT__"
-	LatchSep        = "-latch-"
 	seqWidth        = 10 // ZooKeeper prints the counter with %010d
 )
-
-// seps are the separators our nodes' names can carry.
-var seps = []string{LockSep, ReadSep, WriteSep, LatchSep}
 
 // Entry is one contender in the queue: a child of the lock path whose name
 // ends in a sequence number.
@@ -117,17 +111,6 @@ func Sort(children []string) []Entry {
 	return q
 }
 
-// GUIDOf returns the GUID in one of our node names (any of the
-// separators), or "" for names of other forms.
-func GUIDOf(name string) string {
-	rest, ok := strings.CutPrefix(name, ProtectedPrefix)
-	if !ok {
-		return ""
-	}
-	for _, sep := range seps {
-		if guid, _, ok := strings.Cut(rest, sep); ok {
-			return guid
-		}
-	}
-	return ""
-}
+// NamedFor reports whether name is the node of the acquisition with this
+// GUID, whatever the variant's separator.
+func NamedFor(name, guid string) bool { return strings.HasPrefix(name, ProtectedPrefix+guid+"-") }

@@ -115,17 +115,16 @@ func TestSortQueue(t *testing.T) {
 	})
 }
 
-func TestGUIDOf(t *testing.T) {
+func TestNamedFor(t *testing.T) {
 	g := newGUID()
-	assert.Len(t, g, 32)
-	assert.NotEqual(t, g, newGUID())
-	assert.Equal(t, g, GUIDOf(ProtectedPrefix+g+LockSep+"0000000001"))
-	assert.Equal(t, "1b4e28ba-2fa1-11d2-883f-0016d3cca427", GUIDOf("_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000001"))
-	assert.Equal(t, g, GUIDOf(ProtectedPrefix+g+ReadSep+"0000000001"))
-	assert.Equal(t, g, GUIDOf(ProtectedPrefix+g+WriteSep+"0000000001"))
-	assert.Empty(t, GUIDOf("0123__lock__0000000001"))
-	assert.Empty(t, GUIDOf("lock-0000000001"))
-	assert.Empty(t, GUIDOf("_c_nolocksep"))
+	for _, sep := range []string{LockSep, "-__READ__", "-__WRIT__", "-latch-"} {
+		assert.True(t, NamedFor(ProtectedPrefix+g+sep+"0000000001", g), sep)
+	}
+	assert.False(t, NamedFor(ProtectedPrefix+newGUID()+LockSep+"0000000001", g), "another acquisition's")
+	assert.False(t, NamedFor("_c_1b4e28ba-2fa1-11d2-883f-0016d3cca427-lock-0000000001", g), "Curator's")
+	assert.False(t, NamedFor("0123__lock__0000000001", g), "kazoo's")
+	assert.False(t, NamedFor("lock-0000000001", g), "go-zookeeper's")
+	assert.False(t, NamedFor(ProtectedPrefix+g, g), "no separator")
 }
 
 // Only keeps the nodes that block a contender, in queue order, also when
