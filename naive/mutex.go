@@ -78,7 +78,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 // with -1. That read is the guard against removing a lock another client
 // took after ours was lost. The version is not (a new node starts at
 // version 0 too), and the round trip between the read and the delete
-// stays open: see the package doc.
+// stays open: see docs/01-naive.md, "The window in Unlock".
 //
 // Unlock fails with zklocks.ErrNotLocked when the Mutex does not hold the
 // lock, and with zklocks.ErrLockLost when the hold was lost before Unlock
