@@ -33,7 +33,8 @@ type Mutex struct {
 var _ zklocks.Locker = (*Mutex)(nil)
 
 // New returns a Mutex for the lock at path on session s. It checks its
-// input and sends nothing to ZooKeeper.
+// input and sends nothing to ZooKeeper. It takes the options every
+// variant takes (zklocks.WithACL, zklocks.WithLogger) and none of its own.
 func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
 	b, err := lockbase.Open("naive", s, path, opts, nil)
 	if err != nil {
