@@ -21,7 +21,7 @@
 // (Session.Done), which one keeper per connection times.
 //
 // The locks themselves live in the sub-packages, one recipe each, in the
-// order a reader should study them:
+// order a reader should study them (docs/README.md maps the chapters):
 //
 //   - naive: one ephemeral node at the lock path; losers watch it with
 //     exists and retry. Correct, but every release wakes every waiter
@@ -34,11 +34,18 @@
 //     lease that waiters judge with ZooKeeper's clock, not their own.
 //   - rwlock: the sequential queue shared by readers and writers; a
 //     reader waits only for the writers ahead of it.
+//   - multilock: several sequential locks held as one, taken in path
+//     order so that two sets can not deadlock.
+//   - semaphore: the sequential queue with N holders at once; a release
+//     still wakes a few contenders, not every waiter.
+//   - election: the sequential queue held for a term; candidates and
+//     observers learn who leads, with the term as a fencing token.
 //
-// The first four have the same method set, and rwlock's two sides
-// (Writer, Reader) have it too, so a diff between two packages shows only
-// the recipe change, and internal/locktest runs one conformance suite
-// against each of them. Their
-// errors wrap the sentinels declared here (ErrLocked, ErrLockLost, ...),
-// so errors.Is(err, zklocks.ErrLocked) holds whatever the variant.
+// Every variant but multilock is a Locker (rwlock through its two sides,
+// Writer and Reader; election with Lock as a Campaign with no value), so a
+// diff between two packages shows only the recipe change, and
+// internal/locktest runs one conformance suite against each of them.
+// multilock's Token takes the path whose token it is. Their errors wrap
+// the sentinels declared here (ErrLocked, ErrLockLost, ...), so
+// errors.Is(err, zklocks.ErrLocked) holds whatever the variant.
 package zklocks

@@ -22,9 +22,9 @@ func WithACL(acl []zk.ACL) Option {
 }
 
 // WithLogger makes a lock write its operation log to l: acquire, wait,
-// release, lost and abandon events, with stable messages and keys (see
-// "Operation log" in each variant's package doc). nil, the default,
-// turns the log off; it then costs nothing.
+// release, lost and abandon events, with stable messages and keys
+// (docs/oplog.md lists them, and what each variant adds). nil, the
+// default, turns the log off; it then costs nothing.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *lockopt.Options) { o.Logger = l }
 }

@@ -38,8 +38,9 @@ type Mutex struct {
 // kazoo Lock on one of the paths excludes it there). Order does not
 // matter: New sorts the paths. It fails with zklocks.ErrNilSession, with
 // zklocks.ErrBadPath when there is no path, a path is invalid or listed
-// twice, and with the errors of sequential.New for opts. It sends
-// nothing to ZooKeeper.
+// twice, and with the errors of sequential.New for opts, which are
+// sequential's and go to every lock of the set. It sends nothing to
+// ZooKeeper.
 func New(s *zklocks.Session, paths []string, opts ...zklocks.Option) (*Mutex, error) {
 	sorted := slices.Sorted(slices.Values(paths))
 	fail := func(err error) (*Mutex, error) {

@@ -33,7 +33,8 @@ type Mutex struct {
 var _ zklocks.Locker = (*Mutex)(nil)
 
 // New returns a Mutex for the lock at path on session s. It checks its
-// input and sends nothing to ZooKeeper.
+// input and sends nothing to ZooKeeper. It takes the options every
+// variant takes (zklocks.WithACL, zklocks.WithLogger) and none of its own.
 func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
 	b, err := lockbase.Open("naive", s, path, opts, nil)
 	if err != nil {
@@ -77,7 +78,7 @@ func (m *Mutex) acquire(ctx context.Context, wait bool) error {
 // with -1. That read is the guard against removing a lock another client
 // took after ours was lost. The version is not (a new node starts at
 // version 0 too), and the round trip between the read and the delete
-// stays open: see the package doc.
+// stays open: see docs/01-naive.md, "The window in Unlock".
 //
 // Unlock fails with zklocks.ErrNotLocked when the Mutex does not hold the
 // lock, and with zklocks.ErrLockLost when the hold was lost before Unlock

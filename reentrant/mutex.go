@@ -52,7 +52,9 @@ type Mutex struct {
 }
 
 // New returns a Mutex for the lock at path on session s. It checks its
-// arguments and sends no request.
+// arguments and sends no request. Besides the options every variant takes
+// (zklocks.WithACL, zklocks.WithLogger), it takes this package's
+// WithCountMode.
 func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
 	var mode CountMode
 	b, err := lockbase.Open("reentrant", s, path, opts, func(o *lockopt.Options) (err error) {

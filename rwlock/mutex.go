@@ -42,7 +42,7 @@ const optData = "rwlock.WithData"
 // holds the write lock may take the read lock too and then release the
 // write lock: a downgrade, with no moment in which another writer could
 // get in. It succeeds only while no other writer waits behind ours, and
-// fails at once with ErrDowngrade otherwise (see the package doc). The
+// fails at once with ErrDowngrade otherwise (docs/07-rwlock.md). The
 // other way round is refused (ErrUpgrade): a writer that waited for our
 // own reader would wait for ever.
 type Mutex struct {
@@ -55,7 +55,9 @@ type Mutex struct {
 
 // New returns a Mutex for the lock at path on session s. It checks its
 // arguments and sends nothing to ZooKeeper; the lock path and its parents
-// are created by the first acquisition that finds them missing.
+// are created by the first acquisition that finds them missing. Besides
+// the options every variant takes (zklocks.WithACL, zklocks.WithLogger),
+// it takes this package's WithData.
 func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
 	var data []byte
 	b, err := lockbase.Open("rwlock", s, path, opts, func(o *lockopt.Options) error {

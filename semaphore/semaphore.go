@@ -30,7 +30,8 @@ var _ zklocks.Locker = (*Semaphore)(nil)
 // New returns a Semaphore with permits permits at path on session s. It
 // fails with zklocks.ErrBadOption when permits is less than 1, and with
 // New's errors of every variant otherwise (zklocks.ErrNilSession,
-// zklocks.ErrBadPath); it sends nothing to ZooKeeper.
+// zklocks.ErrBadPath); it sends nothing to ZooKeeper. It takes the
+// options every variant takes (zklocks.WithACL, zklocks.WithLogger).
 func New(s *zklocks.Session, path string, permits int, opts ...zklocks.Option) (*Semaphore, error) {
 	b, err := lockbase.Open("semaphore", s, path, opts, func(*lockopt.Options) error {
 		if permits < 1 {
@@ -79,7 +80,8 @@ func (s *Semaphore) Unlock(ctx context.Context) error {
 // Semaphore's node, or 0 when no permit is held. With N holders at once,
 // tokens are not a fence against each other: a resource that keeps only
 // the newest token would refuse the other N-1 holders. What a token still
-// proves is the order of admissions; see the package doc.
+// proves is the order of admissions (docs/09-semaphore.md, "Fencing with
+// N holders").
 func (s *Semaphore) Token() int64 { return s.slot.Token() }
 
 // Done returns a channel that is closed when the current hold ends, by

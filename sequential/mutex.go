@@ -33,7 +33,9 @@ var _ zklocks.Locker = (*Mutex)(nil)
 
 // New returns a Mutex for the lock at path on session s. It checks its
 // arguments and sends nothing to ZooKeeper; the lock path and its parents
-// are created by the first Lock that finds them missing.
+// are created by the first Lock that finds them missing. Besides the
+// options every variant takes (zklocks.WithACL, zklocks.WithLogger), it
+// takes this package's WithData.
 func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
 	var data []byte
 	b, err := lockbase.Open("sequential", s, path, opts, func(o *lockopt.Options) error {

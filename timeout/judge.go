@@ -15,10 +15,10 @@ import (
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
-// This file is the waiters' side of the lease (the package doc's
+// This file is the waiters' side of the lease (docs/04-timeout.md,
 // "Judging expiry with ZooKeeper's clock" and "Eviction is a
-// compare-and-set"). It carries the judge's half of the four cases of
-// "Why a judge never evicts a live holder": the head's lease runs from
+// compare-and-set"). It carries the judge's half of the chapter's "Why a
+// judge never evicts a live holder: the four cases": the head's lease runs from
 // our first probe after we saw it unstamped at the head (the first
 // case), from its last "held" write when this leader stamped it (the
 // second), from our first probe under this leader when an earlier one
@@ -66,12 +66,13 @@ func newJudge(m *Mutex) *judge {
 }
 
 // hook is the lockq.WhileWaiting that judges the head's lease. Only the
-// first waiter that speaks leases judges (the package doc's "Eviction is
-// a compare-and-set"). One behind a waiting lease speaker still looks at
-// the queue once per that one's lease: a handoff wakes only the new
-// holder, so our predecessor may have become the head unheard, and if it
-// stalls before its record nobody else would judge it. A predecessor
-// whose node says "held" is the head already.
+// first waiter that speaks leases judges (docs/04-timeout.md, "Judging
+// expiry with ZooKeeper's clock", who judges). One behind a waiting
+// lease speaker still looks at the queue once per that one's lease: a
+// handoff wakes only the new holder, so our predecessor may have become
+// the head unheard, and if it stalls before its record nobody else
+// would judge it. A predecessor whose node says "held" is the head
+// already.
 func (j *judge) hook(ctx context.Context, w lockq.Wait) (time.Duration, error) {
 	head := w.Head
 	if !w.Second {

@@ -77,7 +77,10 @@ type Mutex struct {
 }
 
 // New returns a Mutex for the lock at path on session s. It checks its
-// arguments and sends no request.
+// arguments and sends no request. Besides the options every variant takes
+// (zklocks.WithACL, zklocks.WithLogger), it takes this package's
+// WithLease; without it the Mutex has no lease of its own, and still
+// judges the leases of the contenders ahead of it.
 func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error) {
 	m := &Mutex{clock: wallClock{}}
 	b, err := lockbase.Open("timeout", s, path, opts, m.options,
@@ -113,7 +116,8 @@ var _ zklocks.Locker = (*Mutex)(nil)
 // error makes waiting pointless. While it waits it evicts a holder whose
 // lease has run out. With a lease, the hold's first write (the "held"
 // record) is sent as Lock returns, or before when the wait was long (see
-// the package doc's lease argument). On any failure our node is deleted
+// docs/04-timeout.md, "Why a judge never evicts a live holder: the four
+// cases"). On any failure our node is deleted
 // before Lock returns (or, if the connection is down, in the background
 // until the session ends).
 func (m *Mutex) Lock(ctx context.Context) error { return m.base.Fail("lock", m.acquire(ctx, true)) }

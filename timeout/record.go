@@ -13,10 +13,10 @@ import (
 	"github.com/zklocks/zklocks/internal/hold"
 )
 
-// This file is the lease record (the package doc's "The lease record"):
+// This file is the lease record (docs/04-timeout.md, "The lease record"):
 // the text in a contender's node that both sides read, and our writes of
-// it. It carries the premise of every case of "Why a judge never evicts a
-// live holder": only a holder writes the "held" form, so the mtime of a
+// it. It carries the premise of every case of the chapter's "Why a judge
+// never evicts a live holder: the four cases": only a holder writes the "held" form, so the mtime of a
 // node that says "held" is the ZooKeeper time of a write its holder sent
 // while it held the lock, and a judge reads that write's version.
 

@@ -16,7 +16,8 @@ import (
 
 // The tests of the "held" record's place: it is written after Lock
 // returns, and a hold whose record has not landed is still never evicted
-// while its holder believes in it (the package doc's lease argument).
+// while its holder believes in it (docs/04-timeout.md, "Why a judge never
+// evicts a live holder: the four cases").
 
 // Lock does not wait for the "held" record: with the holder's writes held
 // up, Lock returns and the node still carries the waiting form; the

@@ -14,13 +14,14 @@ import (
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
-// This file is the holder's side of the lease (the package doc's "The
-// holder's side"). It carries the holder's half of every case of "Why a
-// judge never evicts a live holder": the holder stops believing in its
-// hold at G = lastOK + lease - margin by its own clock, where lastOK is
-// the send time of its last write that landed, or, before its record
-// lands, the moment before its create was sent (the first case); a
-// judge counts from a ZooKeeper time after that (the other cases).
+// This file is the holder's side of the lease (docs/04-timeout.md, "The
+// holder's side"). It carries the holder's half of every case of the
+// chapter's "Why a judge never evicts a live holder: the four cases":
+// the holder stops believing in its hold at G = lastOK + lease - margin
+// by its own clock, where lastOK is the send time of its last write
+// that landed, or, before its record lands, the moment before its
+// create was sent (the first case); a judge counts from a ZooKeeper
+// time after that (the other cases).
 
 // Timing of the holder's side.
 const (

@@ -9,7 +9,8 @@ import (
 // A chapter (docs/NN-name.md) is read in two layers: the lesson, which a
 // reader gets through in about ten minutes, and a "Deep dive" after it.
 // The lesson is everything above the first "## Deep dive" heading (the
-// whole chapter when there is none).
+// whole chapter when there is none). TestLessonWords logs each chapter's
+// count.
 
 // LessonWordLimit is the most words a chapter's lesson layer may have:
 // about ten minutes at 200 words a minute, with some slack. Fenced code

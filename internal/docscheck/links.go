@@ -13,6 +13,17 @@ import (
 	"strings"
 )
 
+// Every relative link or image in every .md file must resolve to a file or
+// directory of the module (outside it, a link breaks on GitHub). An anchor
+// on a Markdown file must name one of its headings (GitHub's slugs); #Ln
+// and #Ln-Lm must lie within the file. A line-anchored link outside a quote
+// must point into a Go file and its text must name a declaration there,
+// written as in a quote marker (a package qualifier and backticks are
+// allowed, as in [`sequential.Mutex.lock`](../sequential/recipe.go#L15-L59));
+// its lines must be that declaration's, without the doc comment, and
+// -update rewrites them. Line anchors into other files are refused: nothing
+// could keep them in step.
+
 var (
 	schemeRE     = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
 	lineAnchorRE = regexp.MustCompile(`^L(\d+)(?:-L(\d+))?$`)

@@ -5,6 +5,11 @@ import (
 	"strings"
 )
 
+// A ```mermaid block must begin with a diagram keyword (sequenceDiagram,
+// flowchart, ...), and its alt/opt/loop/par/critical/break/rect/box blocks
+// must be closed by end; a block that begins with a diagram keyword must be
+// fenced as mermaid, or GitHub shows it as text.
+
 // mermaidKinds are the words a Mermaid diagram begins with.
 var mermaidKinds = map[string]bool{
 	"sequenceDiagram": true, "flowchart": true, "graph": true, "classDiagram": true,

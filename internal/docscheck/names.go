@@ -13,6 +13,16 @@ import (
 	"strings"
 )
 
+// A code span that is a Go test name (TestXxx, BenchmarkXxx, ExampleXxx,
+// FuzzXxx; for a sub-test path like TestConformance/NoGoroutineLeak, its
+// top-level function) must be a function in a _test.go file of the module.
+// In a `go test` command inside a code block, each test name must match the
+// start of a test function in one of the packages the command names, and
+// every ./package it names must exist. A code span of the form pkg.Name or
+// pkg.Type.Member, where pkg is the name of a package of this module, must
+// name a declaration of that package (a member is a method, a struct field
+// or an interface method).
+
 // indexGo learns the module's package names and its test functions.
 func (c *checker) indexGo() error {
 	return filepath.WalkDir(c.root, func(p string, e fs.DirEntry, err error) error {

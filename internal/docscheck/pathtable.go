@@ -25,6 +25,8 @@ import (
 // with a directory for file), then their file. The check holds every row
 // to the call tree that zklocks path prints for the call: each function
 // must be on it, in that file, so the table can not drift from the code.
+// The trees are built from the module's source with the go command
+// (package internal/callpath), in about two seconds.
 
 const pathSection = "// # Through the code"
 

@@ -11,6 +11,37 @@ import (
 	"strings"
 )
 
+// A quote is a ```go block preceded by a marker that names a file (from
+// the module root) and a declaration in it, and followed by a link to the
+// lines it shows:
+//
+//	<!-- quote: internal/lockq/queue.go func (*Queue).Head -->
+//	```go
+//	func (q *Queue) Head(ctx context.Context) (string, error) {
+//	...
+//	```
+//	[internal/lockq/queue.go#L74-L92](../internal/lockq/queue.go#L74-L92)
+//
+// The declaration is written as in a method expression: Name for a
+// function, type, constant or variable (a keyword func, type, const or var
+// may precede it), (*T).Name or T.Name for a method of T, whichever its
+// receiver. The block is the declaration's source, from its first keyword
+// to its end, without the doc comment: the prose around a quote says what
+// the doc comment says, and the quote stays short. Two modifiers, after
+// the name:
+//
+//	doc                  include the doc comment
+//	from "A" to "B"      only the lines from the first one containing A to
+//	                     the next one containing B (both included), inside
+//	                     the declaration; for a long function whose heart
+//	                     is a few lines. Common indentation is removed.
+//	                     A and B are Go string literals ("a \"b\"").
+//
+// Quotes elide nothing: a block is one contiguous run of source lines, so
+// -update can always rewrite it. The check compares the block with the
+// source byte for byte (tabs included) and the link's line numbers with the
+// lines the block came from; a difference fails with a diff and the fix.
+
 // fixHint ends every message about code that drifted.
 const fixHint = "run `go test ./internal/docscheck -update` to rewrite it from the source, then read the prose around it again"
 

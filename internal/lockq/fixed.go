@@ -268,7 +268,7 @@ func (f *Fixed) Release(ctx context.Context, n *Node) error {
 // read is the guard against removing a lock another client took after
 // ours was lost; the version is not one (the next holder's node starts at
 // version 0 too), and the round trip between the read and the delete
-// stays open (see the naive package doc).
+// stays open (docs/01-naive.md, "The window in Unlock").
 func (f *Fixed) deleteIfOurs(ctx context.Context, n *Node) error {
 	c, path, sid := f.q.c, f.q.path, n.sid
 	for range 3 { // a BadVersion (our node's data changed under us) reads again
