@@ -234,14 +234,17 @@ func (f *Fixed) AwaitFree(ctx context.Context, n *Node) error {
 	}
 }
 
-// Abandon undoes a failed acquisition: when a create may have made our
-// node without our claiming it, the node is deleted in the background if
-// it is still ours.
+// Abandon undoes a failed acquisition: a node we claimed (a hold that
+// ended as it began, Slot.TakeIf) and one a create may have made without
+// our claiming it are deleted in the background if they are still ours.
 func (f *Fixed) Abandon(_ context.Context, n *Node) {
 	if n.mon != nil {
 		n.mon.Release()
 	}
-	if n.unsure {
+	switch czxid := n.Token(); {
+	case czxid != 0:
+		f.deleteLater(nil, czxid)
+	case n.unsure:
 		f.deleteLater(n.stamp(), 0)
 	}
 }

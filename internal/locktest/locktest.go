@@ -124,6 +124,7 @@ func Run(t *testing.T, v Variant) {
 		{"DoneBeforeItsLog", s.testDoneBeforeItsLog},
 		{"HoldAfterALongWait", s.testHoldAfterALongWait},
 		{"Revoke", s.testRevoke},
+		{"HoldEndingAsItBegins", s.testHoldEndingAsItBegins},
 	} {
 		t.Run(b.name, b.run)
 	}
