@@ -93,6 +93,14 @@
 // most LessonWordLimit words outside fenced blocks, about ten minutes'
 // reading (lesson.go). TestLessonWords logs each chapter's count.
 //
+// # The hardening ledger
+//
+// docs/hardening.md has one row per conformance case the textbook lock
+// fails (ledger.go): its cases must be exactly those the textbook
+// variant's Expected map lists in textbook/mutex_test.go, and every file,
+// function and test its "hardening" and "pinned by" columns name must
+// exist (a name in the last file named before it in its cell).
+//
 // # The Chinese edition
 //
 // docs/zh keeps in step with the English chapters (zh.go): every chapter
