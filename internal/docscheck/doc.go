@@ -33,4 +33,7 @@
 //     has at most LessonWordLimit words outside fenced blocks.
 //   - The Chinese edition (zh.go): docs/zh keeps in step with the
 //     chapters, and anchors are computed as GitHub does (slug).
+//   - The hardening ledger (ledger.go): docs/hardening.md has one row per
+//     conformance case the textbook lock is expected to fail, and every
+//     file, function and test it names exists.
 package docscheck

@@ -2,7 +2,6 @@ package locktest
 
 import (
 	"errors"
-	"testing"
 	"time"
 
 	"github.com/zklocks/zklocks"
@@ -16,7 +15,7 @@ import (
 // with ErrLockLost and leaves no node, or, when the lock's own writes
 // kept its clock fresh, returns a hold that lasts.
 // Sessions of 4s: 20 ticks of the local ensemble.
-func (s *suite) testHoldEndingAsItBegins(t *testing.T) {
+func (s *suite) testHoldEndingAsItBegins(t T) {
 	ctx := testContext(t, 60*time.Second)
 	const st = 4 * time.Second
 	path := zktest.LockPath(t)

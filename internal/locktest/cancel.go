@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -17,7 +16,7 @@ import (
 
 // testTryLock: TryLock fails with Locked at once while another session
 // holds the lock, leaves nothing behind, and succeeds once the lock is free.
-func (s *suite) testTryLock(t *testing.T) {
+func (s *suite) testTryLock(t T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	a := s.newClient(t, path, 0)
@@ -55,13 +54,13 @@ func (s *suite) testTryLock(t *testing.T) {
 
 // testCancel: a Lock whose ctx ends returns the ctx error and leaves
 // nothing of its client behind, wherever the end catches it.
-func (s *suite) testCancel(t *testing.T) {
+func (s *suite) testCancel(t T) {
 	t.Run("BeforeCreate", s.testCancelBeforeCreate)
 	t.Run("WhileWaiting", s.testCancelWhileWaiting)
 	t.Run("RacingAcquisition", s.testCancelRacingAcquisition)
 }
 
-func (s *suite) testCancelBeforeCreate(t *testing.T) {
+func (s *suite) testCancelBeforeCreate(t T) {
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
@@ -74,7 +73,7 @@ func (s *suite) testCancelBeforeCreate(t *testing.T) {
 		{"Canceled", canceled, context.Canceled},
 		{"DeadlinePassed", expired, context.DeadlineExceeded},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t T) {
 			path := zktest.LockPath(t)
 			c := s.newClient(t, path, 0)
 			for _, call := range []struct {
@@ -95,7 +94,7 @@ func (s *suite) testCancelBeforeCreate(t *testing.T) {
 	}
 }
 
-func (s *suite) testCancelWhileWaiting(t *testing.T) {
+func (s *suite) testCancelWhileWaiting(t T) {
 	for _, tc := range []struct {
 		name string
 		// start returns the ctx for b's Lock and, when the test must end
@@ -112,7 +111,7 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 			return ctx, cancel, false
 		}, context.DeadlineExceeded},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t T) {
 			ctx := testContext(t, 20*time.Second)
 			path := zktest.LockPath(t)
 			a := s.newClient(t, path, 0)
@@ -156,7 +155,7 @@ func (s *suite) testCancelWhileWaiting(t *testing.T) {
 // testCancelRacingAcquisition fires b's cancel at random moments around
 // the handoff from a to b. Either outcome is fine as long as it is
 // consistent: the ctx error and nothing of b left, or success and b holds.
-func (s *suite) testCancelRacingAcquisition(t *testing.T) {
+func (s *suite) testCancelRacingAcquisition(t T) {
 	const iterations = 30
 	ctx := testContext(t, 45*time.Second)
 	path := zktest.LockPath(t)

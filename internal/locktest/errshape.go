@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/zklocks/zklocks"
@@ -19,7 +18,7 @@ var lockPackages = []string{"naive", "sequential", "reentrant", "timeout", "sema
 // testErrorShape: every error of the API reads the same in every variant,
 // "<package>: <operation> <path>: <what went wrong>", names the package
 // once, and errors.Is finds the variant's sentinel or ctx's error in it.
-func (s *suite) testErrorShape(t *testing.T) {
+func (s *suite) testErrorShape(t T) {
 	ctx := testContext(t, 30*time.Second)
 	pkg, _, _ := strings.Cut(s.v.Name, "/")
 	path := zktest.LockPath(t)
@@ -65,7 +64,7 @@ func (s *suite) testErrorShape(t *testing.T) {
 	}, zklocks.ErrLockLost})
 
 	for _, c := range calls {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.name, func(t T) {
 			err := c.err()
 			if err == nil {
 				t.Fatalf("no error; want one that is %v", c.want)

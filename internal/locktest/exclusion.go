@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"testing"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -46,9 +45,9 @@ func contend(ctx context.Context, lockers []zklocks.Locker, rounds int, rec *his
 
 // testMutualExclusion: N contenders on separate sessions take the lock in
 // turns; the recorded history must have no overlap and growing tokens.
-func (s *suite) testMutualExclusion(t *testing.T) {
+func (s *suite) testMutualExclusion(t T) {
 	for _, tc := range []struct{ contenders, rounds int }{{2, 10}, {8, 4}, {32, 2}} {
-		t.Run(fmt.Sprintf("N=%d", tc.contenders), func(t *testing.T) {
+		t.Run(fmt.Sprintf("N=%d", tc.contenders), func(t T) {
 			ctx := testContext(t, 60*time.Second)
 			path := zktest.LockPath(t)
 			clients := make([]client, tc.contenders)
@@ -94,7 +93,7 @@ func (s *suite) testMutualExclusion(t *testing.T) {
 }
 
 // testFIFO: contenders that queue one after another acquire in that order.
-func (s *suite) testFIFO(t *testing.T) {
+func (s *suite) testFIFO(t T) {
 	if !s.v.FIFO {
 		t.Skipf("%s does not promise FIFO order", s.v.Name)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/zklocks/zklocks"
@@ -17,7 +16,7 @@ import (
 // testBadInput: New refuses bad paths, a nil session and an option of
 // another variant with the module's sentinels, never panics, and sends
 // nothing to ZooKeeper.
-func (s *suite) testBadInput(t *testing.T) {
+func (s *suite) testBadInput(t T) {
 	admin := zktest.Connect(t)
 	session := zktest.Session(t, admin)
 	base := zktest.LockPath(t) // never created: every case below lives under it or elsewhere
@@ -42,30 +41,30 @@ func (s *suite) testBadInput(t *testing.T) {
 		{"ReservedChild", "/zookeeper/quota"},
 		{"ReservedDeep", "/zookeeper/a/b"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t T) {
 			l, err := s.v.New(session, tc.path)
 			if !errors.Is(err, zklocks.ErrBadPath) {
 				t.Errorf("New(s, %q) = %v, %v; want %v", tc.path, l, err, zklocks.ErrBadPath)
 			}
 		})
 	}
-	t.Run("NilSession", func(t *testing.T) {
+	t.Run("NilSession", func(t T) {
 		if l, err := s.v.New(nil, base); !errors.Is(err, zklocks.ErrNilSession) {
 			t.Errorf("New(nil, %q) = %v, %v; want %v", base, l, err, zklocks.ErrNilSession)
 		}
 	})
-	t.Run("OptionOfAnotherVariant", func(t *testing.T) {
+	t.Run("OptionOfAnotherVariant", func(t T) {
 		l, err := s.v.New(session, base, foreignOption)
 		if !errors.Is(err, zklocks.ErrBadOption) || !strings.Contains(err.Error(), foreignOptionName) {
 			t.Errorf("New(s, %q, %s) = %v, %v; want %v naming the option", base, foreignOptionName, l, err, zklocks.ErrBadOption)
 		}
 	})
-	t.Run("NilOptionIgnored", func(t *testing.T) {
+	t.Run("NilOptionIgnored", func(t T) {
 		if _, err := s.v.New(session, base, nil); err != nil {
 			t.Errorf("New(s, %q, nil) = %v, want nil", base, err)
 		}
 	})
-	t.Run("GoodPathsAccepted", func(t *testing.T) {
+	t.Run("GoodPathsAccepted", func(t T) {
 		for _, p := range []string{base, base + "/a.b/..c/-x_", "/zookeeperx", "/zookeeper-locks/a"} {
 			if _, err := s.v.New(session, p); err != nil {
 				t.Errorf("New(s, %q) = %v, want nil", p, err)
@@ -89,7 +88,7 @@ func (s *suite) testBadInput(t *testing.T) {
 // testNotLocked: Unlock without a hold fails with NotLocked: never locked,
 // twice in a row, after a failed TryLock, and by another client while the
 // lock is held (whose node must survive it).
-func (s *suite) testNotLocked(t *testing.T) {
+func (s *suite) testNotLocked(t T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	a := s.newClient(t, path, 0)
@@ -121,7 +120,7 @@ func (s *suite) testNotLocked(t *testing.T) {
 
 // testClosedConn: every method on a closed connection returns promptly
 // with a clear error, never panics and creates nothing.
-func (s *suite) testClosedConn(t *testing.T) {
+func (s *suite) testClosedConn(t T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	admin := zktest.Connect(t)
@@ -166,7 +165,7 @@ func (s *suite) testClosedConn(t *testing.T) {
 // still acquiring it, fail with AlreadyLocked and leave the hold alone. For
 // a Reentrant variant the calls while holding are re-entries instead (see
 // holderLocksAgain); the calls while acquiring fail all the same.
-func (s *suite) testAlreadyLocked(t *testing.T) {
+func (s *suite) testAlreadyLocked(t T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	a := s.newClient(t, path, 0)
@@ -214,7 +213,7 @@ func (s *suite) testAlreadyLocked(t *testing.T) {
 // and TryLock succeed at once, the hold keeps its token, its Done and its
 // one node, each call owes one more Unlock, and only the last Unlock
 // releases the node. a holds nothing when it returns.
-func (s *suite) holderLocksAgain(t *testing.T, ctx context.Context, path string, a client) {
+func (s *suite) holderLocksAgain(t T, ctx context.Context, path string, a client) {
 	t.Helper()
 	token, done := a.l.Token(), a.l.Done()
 	node := s.requireNodes(t, a.conn, path, a.sid, "a's hold")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/zklocks/zklocks"
@@ -18,12 +17,12 @@ import (
 // failed Lock. zktest.VerifyNoLeaks checks after every cleanup of the
 // subtest, the closing of its sessions included, so go-zookeeper's own
 // goroutines must be gone too.
-func (s *suite) testNoGoroutineLeak(t *testing.T) {
+func (s *suite) testNoGoroutineLeak(t T) {
 	for _, tc := range []struct {
 		name string
-		run  func(t *testing.T, ctx context.Context, path string)
+		run  func(t T, ctx context.Context, path string)
 	}{
-		{"AfterUnlock", func(t *testing.T, ctx context.Context, path string) {
+		{"AfterUnlock", func(t T, ctx context.Context, path string) {
 			a := s.newClient(t, path, 0)
 			b := s.newClient(t, path, 0)
 			mustLock(t, ctx, "a", a.l)
@@ -38,7 +37,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			}
 			mustUnlock(t, ctx, "a", a.l)
 		}},
-		{"AfterCancelledLock", func(t *testing.T, ctx context.Context, path string) {
+		{"AfterCancelledLock", func(t T, ctx context.Context, path string) {
 			a := s.newClient(t, path, 0)
 			b := s.newClient(t, path, 0)
 			mustLock(t, ctx, "a", a.l)
@@ -51,7 +50,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			s.requireNoNodes(t, a.conn, path, b, "b's cancelled Lock")
 			mustUnlock(t, ctx, "a", a.l)
 		}},
-		{"AfterFailedTryLock", func(t *testing.T, ctx context.Context, path string) {
+		{"AfterFailedTryLock", func(t T, ctx context.Context, path string) {
 			a := s.newClient(t, path, 0)
 			b := s.newClient(t, path, 0)
 			mustLock(t, ctx, "a", a.l)
@@ -60,7 +59,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			}
 			mustUnlock(t, ctx, "a", a.l)
 		}},
-		{"AfterLockOnClosedConn", func(t *testing.T, ctx context.Context, path string) {
+		{"AfterLockOnClosedConn", func(t T, ctx context.Context, path string) {
 			c := s.newClient(t, path, 0)
 			c.conn.Close()
 			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -69,7 +68,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 				t.Fatal("Lock on a closed connection succeeded")
 			}
 		}},
-		{"AfterLoss", func(t *testing.T, ctx context.Context, path string) {
+		{"AfterLoss", func(t T, ctx context.Context, path string) {
 			c := s.newClient(t, path, 0)
 			mustLock(t, ctx, "c", c.l)
 			for _, n := range s.requireNodes(t, c.conn, path, c.sid, "c's node") {
@@ -83,7 +82,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 			}
 		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, func(t T) {
 			zktest.Servers(t) // start the shared ensemble (if needed) before the snapshot
 			zktest.VerifyNoLeaks(t)
 			ctx := testContext(t, 20*time.Second)
@@ -94,7 +93,7 @@ func (s *suite) testNoGoroutineLeak(t *testing.T) {
 
 // testStats: a lock that counts its traffic counts the requests of a Lock,
 // and the watch notification that woke a waiter.
-func (s *suite) testStats(t *testing.T) {
+func (s *suite) testStats(t T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	a := s.newClient(t, path, 0)
@@ -130,7 +129,7 @@ func (s *suite) testStats(t *testing.T) {
 
 // waitWatch waits until some member of the ensemble reports (4lw wchc) a
 // watch of session sid on node.
-func (s *suite) waitWatch(t *testing.T, ctx context.Context, sid int64, node string) {
+func (s *suite) waitWatch(t T, ctx context.Context, sid int64, node string) {
 	t.Helper()
 	session := fmt.Sprintf("0x%x", sid)
 	err := poll(ctx, func() (bool, error) {

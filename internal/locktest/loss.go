@@ -2,7 +2,6 @@ package locktest
 
 import (
 	"errors"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -18,8 +17,8 @@ const lossSlack = time.Second
 // testCrashRelease: a holder that goes away without Unlock (its session
 // expires, or it closes its connection) releases the lock; a waiter then
 // gets it, and the holder's late Unlock does not touch the waiter's node.
-func (s *suite) testCrashRelease(t *testing.T) {
-	t.Run("SessionExpired", func(t *testing.T) {
+func (s *suite) testCrashRelease(t T) {
+	t.Run("SessionExpired", func(t T) {
 		ctx := testContext(t, 30*time.Second)
 		path := zktest.LockPath(t)
 		cutter := zktest.NewCutter()
@@ -55,7 +54,7 @@ func (s *suite) testCrashRelease(t *testing.T) {
 		mustUnlock(t, ctx, "waiter", w.l)
 	})
 
-	t.Run("ConnClosed", func(t *testing.T) {
+	t.Run("ConnClosed", func(t T) {
 		ctx := testContext(t, 20*time.Second)
 		path := zktest.LockPath(t)
 		h := s.newClient(t, path, 0)
@@ -82,8 +81,8 @@ func (s *suite) testCrashRelease(t *testing.T) {
 // testDoneOnLoss: Done closes when the hold is lost without Unlock, Token
 // keeps returning the lost hold's token until Unlock, and Unlock then
 // reports the loss.
-func (s *suite) testDoneOnLoss(t *testing.T) {
-	t.Run("NodeDeleted", func(t *testing.T) {
+func (s *suite) testDoneOnLoss(t T) {
+	t.Run("NodeDeleted", func(t T) {
 		ctx := testContext(t, 20*time.Second)
 		path := zktest.LockPath(t)
 		h := s.newClient(t, path, 0)
@@ -127,7 +126,7 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 		mustUnlock(t, ctx, "other", o.l)
 	})
 
-	t.Run("SessionExpired", func(t *testing.T) {
+	t.Run("SessionExpired", func(t T) {
 		ctx := testContext(t, 30*time.Second)
 		path := zktest.LockPath(t)
 		h := s.newClient(t, path, ExpirySessionTimeout)
@@ -160,7 +159,7 @@ func (s *suite) testDoneOnLoss(t *testing.T) {
 
 // testDoneOnUnlock: Done is closed when not held, open while held, and
 // closed by the time Unlock returns.
-func (s *suite) testDoneOnUnlock(t *testing.T) {
+func (s *suite) testDoneOnUnlock(t T) {
 	ctx := testContext(t, 20*time.Second)
 	path := zktest.LockPath(t)
 	c := s.newClient(t, path, 0)
@@ -189,7 +188,7 @@ func (s *suite) testDoneOnUnlock(t *testing.T) {
 // wrapping zk.ErrSessionExpired, whichever request met the expiry first,
 // instead of waiting on a watch that the servers dropped with the session.
 // The same lock works again on the connection's new session.
-func (s *suite) testWaiterLoss(t *testing.T) {
+func (s *suite) testWaiterLoss(t T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	h := s.newClient(t, path, 0)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -21,7 +20,7 @@ import (
 // internal/oplog): a waits for nothing, b waits behind a, a releases, b
 // acquires, an operator deletes b's node, b loses the hold. Each event is
 // written once, by the client it happened to, with its node and token.
-func (s *suite) testOperationLog(t *testing.T) {
+func (s *suite) testOperationLog(t T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	admin := zktest.Connect(t)
@@ -90,7 +89,7 @@ func (s *suite) testOperationLog(t *testing.T) {
 }
 
 // newLoggedClient is newClient with an operation log written to l.
-func (s *suite) newLoggedClient(t *testing.T, path string, l *slog.Logger) client {
+func (s *suite) newLoggedClient(t T, path string, l *slog.Logger) client {
 	t.Helper()
 	conn := zktest.Connect(t, zktest.WithSessionTimeout(SessionTimeout))
 	lk, err := s.v.New(zktest.Session(t, conn), path, zklocks.WithLogger(l))
@@ -102,7 +101,7 @@ func (s *suite) newLoggedClient(t *testing.T, path string, l *slog.Logger) clien
 
 // checkAcquire checks c's acquire record against its Token, its session
 // and its node on the ensemble.
-func (s *suite) checkAcquire(t *testing.T, admin *zk.Conn, path string, c client, rec LogRecord) {
+func (s *suite) checkAcquire(t T, admin *zk.Conn, path string, c client, rec LogRecord) {
 	t.Helper()
 	if got, want := rec.Int(oplog.KeyToken), c.l.Token(); got != want || got == 0 {
 		t.Errorf("acquire: %s=%d, want Token() %d", oplog.KeyToken, got, want)
@@ -121,7 +120,7 @@ func (s *suite) checkAcquire(t *testing.T, admin *zk.Conn, path string, c client
 
 // checkIdentity checks that every record names the variant (its Name up to
 // the first "/") and the lock path.
-func (s *suite) checkIdentity(t *testing.T, path string, recs []LogRecord) {
+func (s *suite) checkIdentity(t T, path string, recs []LogRecord) {
 	t.Helper()
 	lock, _, _ := strings.Cut(s.v.Name, "/")
 	for _, r := range recs {
@@ -132,7 +131,7 @@ func (s *suite) checkIdentity(t *testing.T, path string, recs []LogRecord) {
 }
 
 // awaitLog waits for the n-th record with message msg.
-func awaitLog(t *testing.T, ctx context.Context, r *LogRecorder, msg string, n int) LogRecord {
+func awaitLog(t T, ctx context.Context, r *LogRecorder, msg string, n int) LogRecord {
 	t.Helper()
 	rec, err := r.Await(ctx, msg, n)
 	if err != nil {

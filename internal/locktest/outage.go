@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/zklocks/zklocks"
@@ -17,7 +16,7 @@ import (
 // that a slow log handler never delays Done past the moment the hold
 // must be given up. The handler here blocks on the loss record until the
 // test ends.
-func (s *suite) testDoneBeforeItsLog(t *testing.T) {
+func (s *suite) testDoneBeforeItsLog(t T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	admin := zktest.Connect(t)
@@ -74,7 +73,7 @@ func (h *blockingHandler) unblock() { h.release1.Do(func() { close(h.release) })
 // a quarter of a session timeout before its Done may close for want of
 // news from the leader: its clock of the leader was kept fresh while it
 // waited, or is made fresh before Lock returns.
-func (s *suite) testHoldAfterALongWait(t *testing.T) {
+func (s *suite) testHoldAfterALongWait(t T) {
 	st := ExpirySessionTimeout
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)

@@ -2,7 +2,6 @@ package locktest
 
 import (
 	"errors"
-	"testing"
 	"time"
 
 	"github.com/zklocks/zklocks"
@@ -19,7 +18,7 @@ type revocable interface{ Revoked() <-chan struct{} }
 // its hold through its own next writes to its node (a renewal, a
 // re-entry) until it unlocks; any other lock is refused with ErrBadPath,
 // its hold untouched.
-func (s *suite) testRevoke(t *testing.T) {
+func (s *suite) testRevoke(t T) {
 	ctx := testContext(t, 30*time.Second)
 	path := zktest.LockPath(t)
 	h := s.newClient(t, path, 0)
@@ -50,7 +49,7 @@ func (s *suite) testRevoke(t *testing.T) {
 
 // awaitOwnWrite gives a holder that keeps state in its node (a lease's
 // renewals) a session timeout to write it again over the request.
-func (s *suite) awaitOwnWrite(t *testing.T, h client, node string) {
+func (s *suite) awaitOwnWrite(t T, h client, node string) {
 	t.Helper()
 	deadline := time.Now().Add(SessionTimeout)
 	for time.Now().Before(deadline) {
