@@ -81,7 +81,7 @@ sequential beside go-zookeeper's own Lock, Curator's InterProcessMutex and
 kazoo's Lock (each run by a driver of bench/peers in a child process) at
 -headline-n contenders, and naive beside sequential at N = 4, 16 and 64
 (the herd), in 21 rounds of 1s. -full runs the whole grid, as make
-bench-docs does (15 to 20 minutes): every lock (naive, sequential,
+bench-docs does (15 to 21 minutes): every lock (naive, sequential,
 reentrant in both count modes, timeout, rwlock, semaphore, multilock,
 election and the peers' counterparts) at N = 1 to 64 in 9 rounds of
 444ms, the token's price, re-entry and the hold cost. Flags given on the
