@@ -3,8 +3,11 @@
 #               rival servers: redis-server, etcd, postgres) if
 #               missing, then every test (race detector on)
 #   make bench  install ZooKeeper (and, where it can, the Curator and kazoo
-#               clients) if missing, then the side-by-side benchmark
-#               (into results/; make bench-docs refreshes docs/results)
+#               clients) if missing, then the headline's benchmark:
+#               sequential beside go-zookeeper's Lock, Curator and kazoo,
+#               and naive's herd (into results/; BENCH_FLAGS=-full for the
+#               whole grid; make bench-docs runs the whole grid into
+#               docs/results)
 #   make bench-rivals  ZooKeeper's lock beside etcd, Redis, Redlock and
 #               PostgreSQL locks (into results/rivals-bench.md)
 #   make docs-check  the docs' quotes, links and names against the source
@@ -30,7 +33,9 @@ test: install-zookeeper install-peers install-rivals
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/faulttest/
 
 # make bench writes into RESULTS (git ignores results/, so a run leaves
-# the checkout clean); make bench-docs refreshes the committed docs/results.
+# the checkout clean); make bench-docs refreshes the committed docs/results
+# with the whole grid (zklocks bench -full: every variant at every N, the
+# price and the hold cost), where make bench runs what the headline needs.
 RESULTS      ?= results
 
 # The peers' clients (Curator, kazoo) are installed if they can be; where
@@ -43,12 +48,12 @@ bench: install-zookeeper
 	@echo "make bench: results in $(RESULTS)/ (README.md, bench.txt, the figures)"
 
 bench-docs:
-	$(MAKE) bench RESULTS=docs/results
+	$(MAKE) bench RESULTS=docs/results BENCH_FLAGS="-full $(BENCH_FLAGS)"
 
 # The notes' comparison, run: zklocks' sequential lock on a ZooKeeper
 # ensemble beside etcd, Redis, Redlock and PostgreSQL locks, each on
 # servers of its own, in rounds they take in turns (about 3 minutes). A
-# target of its own so that make bench stays at its ten minutes and the
+# target of its own so that make bench stays a coffee break and the
 # comparison can be run alone.
 bench-rivals: install-zookeeper install-rivals
 	@mkdir -p $(RESULTS)

@@ -20,11 +20,41 @@ import (
 	"github.com/zklocks/zklocks/internal/ensemble"
 )
 
-// defaultRounds is -rounds' default: the fewest rounds whose 95%
-// interval (bench.ConfidenceLevel) leaves out the lowest and the highest
-// round, so that one disturbed round (a burst of load on a shared
-// machine) does not set a bound; 6 to 8 rounds give [min, max].
+// defaultRounds is -full's -rounds (and zklocks rivals'): the fewest
+// rounds whose 95% interval (bench.ConfidenceLevel) leaves out the lowest
+// and the highest round, so that one disturbed round (a burst of load on a
+// shared machine) does not set a bound; 6 to 8 rounds give [min, max].
 const defaultRounds = 9
+
+// The default run is what the headline and the herd figures need, and
+// fits a coffee break: sequential and naive at 4, 16 and 64 contenders
+// (the herd: whom a release wakes, as the queue grows), the peers
+// (go-zookeeper's Lock, Curator, kazoo) at the headline's 16 only, in 21
+// rounds of 1 s, more and longer rounds than -full's 9 of 444 ms, so that
+// the headline's paired intervals come out narrower than the whole
+// grid's (15 rounds of 800 ms left kazoo's acquire p50 interval as wide
+// as the committed run's). No price, no hold cost, no other variant.
+const (
+	quickVariants = "sequential,naive,zk-peer,curator,kazoo"
+	quickN        = "4,16,64"
+	quickDuration = 21 * time.Second
+	quickRounds   = 21
+)
+
+// fullGrid is what -full sets, for each flag not given on the command
+// line: the whole grid, every variant at every N with the price and the
+// hold cost, as make bench-docs runs it for the committed results.
+func fullGrid() map[string]string {
+	return map[string]string{
+		"variants":      strings.Join(bench.AllNames(), ","),
+		"n":             "1,2,4,8,16,32,64",
+		"duration":      "4s",
+		"rounds":        strconv.Itoa(defaultRounds),
+		"headline-only": "",
+		"hold-counts":   "0,1,100,1000,10000",
+		"price-samples": "60",
+	}
+}
 
 // defaultOut is where zklocks bench writes its report: a directory git
 // ignores, so that a run leaves the checkout clean.
@@ -38,15 +68,26 @@ func init() {
 	})
 }
 
-const benchUsage = `usage: zklocks bench [flags]
+const benchUsage = `usage: zklocks bench [-full] [flags]
 
-Runs every lock (naive, sequential, reentrant in both count modes, timeout)
-and the peers (go-zookeeper's own Lock; Curator's InterProcessMutex and
-kazoo's Lock, each run by a driver of bench/peers in a child process)
-with N contenders, one session each, on one ZooKeeper ensemble: a local
-3-node ensemble it starts and stops, or ZK_SERVERS when set. Each run is
-split into rounds the variants take in turns; the figures are medians over
-the rounds with 95% intervals, and the comparisons pair the rounds.
+Runs locks side by side with N contenders, one session each, on one
+ZooKeeper ensemble: a local 3-node ensemble it starts and stops, or
+ZK_SERVERS when set. Each run is split into rounds the variants take in
+turns; the figures are medians over the rounds with 95% intervals, and
+the comparisons pair the rounds.
+
+By default it runs what the headline needs, in about five minutes:
+sequential beside go-zookeeper's own Lock, Curator's InterProcessMutex and
+kazoo's Lock (each run by a driver of bench/peers in a child process) at
+-headline-n contenders, and naive beside sequential at N = 4, 16 and 64
+(the herd), in 21 rounds of 1s. -full runs the whole grid, as make
+bench-docs does (15 to 21 minutes): every lock (naive, sequential,
+reentrant in both count modes, timeout, rwlock, semaphore, multilock,
+election and the peers' counterparts) at N = 1 to 64 in 9 rounds of
+444ms, the token's price, re-entry and the hold cost. Flags given on the
+command line apply either way. It prints its plan first, and the time
+left as it goes.
+
 Prints a summary in 100 columns and writes README.md, table.txt (the full
 table), bench.txt (benchstat format), results.json and SVG figures into
 -out. Without Curator or kazoo installed, their rows are left out with a
@@ -79,6 +120,25 @@ type benchFlags struct {
 	progress     bool
 	cpuprofile   string
 	render       string
+	full         bool
+	headlineOnly string
+}
+
+// fullGridText lists what -full sets, for its usage line.
+func fullGridText() string {
+	g := fullGrid()
+	var out []string
+	for _, name := range []string{"variants", "n", "duration", "rounds", "headline-only", "hold-counts", "price-samples"} {
+		v := g[name]
+		switch {
+		case name == "variants":
+			v = "(every variant)"
+		case v == "":
+			v = "''"
+		}
+		out = append(out, "-"+name+" "+v)
+	}
+	return strings.Join(out, ", ")
 }
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
@@ -86,21 +146,23 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs := flag.NewFlagSet("zklocks bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, benchUsage); fs.PrintDefaults() }
-	fs.StringVar(&f.variants, "variants", strings.Join(bench.AllNames(), ","), "comma-separated variants to run")
-	fs.StringVar(&f.ns, "n", "1,2,4,8,16,32,64", "comma-separated numbers of contenders")
-	fs.DurationVar(&f.duration, "duration", 4*time.Second, "contention time per variant and N, split into -rounds rounds (ignored with -acquisitions)")
+	fs.BoolVar(&f.full, "full", false, "run the whole grid, as make bench-docs does; for each flag not given: "+fullGridText())
+	fs.StringVar(&f.variants, "variants", quickVariants, "comma-separated variants to run")
+	fs.StringVar(&f.ns, "n", quickN, "comma-separated numbers of contenders")
+	fs.StringVar(&f.headlineOnly, "headline-only", strings.Join(bench.Peers, ","), "variants run at -headline-n only (at every -n when -n leaves -headline-n out)")
+	fs.DurationVar(&f.duration, "duration", quickDuration, "contention time per variant and N, split into -rounds rounds (ignored with -acquisitions)")
 	fs.IntVar(&f.acquisitions, "acquisitions", 0, "acquisitions per run instead of a duration")
-	fs.IntVar(&f.rounds, "rounds", defaultRounds, "split each run into this many rounds, taken in turns by the variants; medians and 95% intervals over them (6 or more for 95%)")
+	fs.IntVar(&f.rounds, "rounds", quickRounds, "split each run into this many rounds, taken in turns by the variants; medians and 95% intervals over them (6 or more for 95%)")
 	fs.DurationVar(&f.hold, "hold", 0, "critical section: how long each holder keeps the lock")
 	fs.IntVar(&f.reentries, "reentries", 1, "nested Lock/Unlock pairs per hold, for re-entrant variants (shows the count modes' cost)")
 	fs.IntVar(&f.reentrySamp, "reentry-samples", 200, "re-entries measured on their own per re-entrant variant (0: skip)")
-	fs.StringVar(&f.holdCounts, "hold-counts", "0,1,100,1000,10000", "numbers of locks held idle on one session whose cost is measured; 0 is the session alone (empty: skip)")
+	fs.StringVar(&f.holdCounts, "hold-counts", "", "numbers of locks held idle on one session whose cost is measured; 0 is the session alone (empty: skip)")
 	fs.DurationVar(&f.holdIdle, "hold-idle", 10*time.Second, "idle window measured for each -hold-counts")
 	fs.StringVar(&f.holdVariants, "hold-variants", "sequential,zk-peer,curator,kazoo", "variants whose hold cost is measured (a peer that is not installed is left out)")
 	fs.BoolVar(&f.fsync, "fsync", true, "local ensemble: fsync the transaction log before acknowledging (forceSync)")
 	fs.DurationVar(&f.tick, "tick", 200*time.Millisecond, "local ensemble: ZooKeeper tick time")
 	fs.IntVar(&f.floorSamples, "floor-samples", 80, "floor samples per N, spread over its rounds (at least 20 a round: each round measures its own floors)")
-	fs.IntVar(&f.priceSamples, "price-samples", 60, "samples per round of each request pattern of the token's and Done's price, measured once before the runs (0: skip)")
+	fs.IntVar(&f.priceSamples, "price-samples", 0, "samples per round of each request pattern of the token's and Done's price, measured once before the runs (0: skip)")
 	fs.DurationVar(&f.idle, "idle", 0, "time a contender waits after releasing before it asks again")
 	fs.DurationVar(&bench.TimeoutLease, "lease", bench.TimeoutLease, "hold lease of the timeout variant")
 	fs.StringVar(&f.out, "out", defaultOut, "directory for README.md, bench.txt and the figures (empty: write nothing; make bench-docs writes docs/results)")
@@ -111,10 +173,18 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	if err := parse(fs, args); err != nil {
 		return f, err
 	}
-	fs.Visit(func(fl *flag.Flag) {
-		f.variantsSet = f.variantsSet || fl.Name == "variants"
-		f.holdSet = f.holdSet || fl.Name == "hold-variants"
-	})
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	f.variantsSet, f.holdSet = set["variants"], set["hold-variants"]
+	if f.full {
+		for name, value := range fullGrid() {
+			if !set[name] {
+				if err := fs.Set(name, value); err != nil {
+					return f, err
+				}
+			}
+		}
+	}
 	return f, nil
 }
 
@@ -154,13 +224,32 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	for _, name := range splitNames(f.headlineOnly) {
+		if _, err := bench.Lookup(name); err != nil {
+			return usageError{"-headline-only: " + err.Error()}
+		}
+	}
 	variants, skipped, err := benchVariants(f, stderr)
 	if err != nil {
 		return err
 	}
+	holdVs, holdSkipped, holdFailures := holdVariants(f, stderr)
+	plan, err := makePlan(f, variants, ns, holdVs)
+	if err != nil {
+		return err
+	}
+	for _, l := range wrapText(plan.describe(f), 100, "  ") {
+		fmt.Fprintln(stderr, l)
+	}
+	if !f.full {
+		if fp, ok := fullPlan(); ok {
+			fmt.Fprintf(stderr, "  (-full, as make bench-docs: the whole grid, %d runs, the price, re-entry and hold cost, about %s)\n",
+				fp.runs(), roughDuration(fp.estimate()))
+		}
+	}
 
 	env := bench.LocalEnv()
-	env.Skipped = skipped
+	env.Skipped = append(skipped, holdSkipped...)
 	env.Command = strings.TrimSpace("zklocks bench " + strings.Join(args, " "))
 	env.Duration, env.Acquisitions, env.Hold, env.Idle, env.Reentries = f.duration, f.acquisitions, f.hold, f.idle, f.reentries
 	env.Lease = bench.TimeoutLease
@@ -189,30 +278,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	rep := &bench.Report{Env: env}
 	var failures []string
-	rounds := max(f.rounds, 1)
-	perRound := f
-	perRound.duration = f.duration / time.Duration(rounds)
-	if f.acquisitions > 0 {
-		perRound.acquisitions = max(f.acquisitions/rounds, 1)
-	}
-	prog := newProgress(stderr, f.progress, len(variants)*len(ns)*rounds, perRound)
-	step := 0
-	// N is the outer loop: the variants compared at one N run right after
-	// the floors they are compared with, and each run is split into rounds
-	// that take turns (ABCABC...), so that a burst of load on this shared
-	// machine falls on every variant alike instead of on one of them. The
-	// peer takes its turn right after sequential.
-	if f.priceSamples > 0 {
-		prog.println(fmt.Sprintf("measuring what the token and Done cost on bare connections (%d rounds of %d samples)...", rounds, f.priceSamples))
+	rounds, perRound := plan.rounds, plan.perRound
+	prog := newProgress(stderr, f.progress, plan.steps)
+	if plan.price {
+		prog.start(fmt.Sprintf("measuring what the token and Done cost on bare connections (%d rounds of %d samples)", rounds, f.priceSamples), nil, 0)
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		price, err := bench.MeasurePrice(pctx, servers, rounds, f.priceSamples)
 		cancel()
+		prog.done()
 		if err != nil {
 			prog.finish()
 			return err
 		}
 		rep.Price = &price
 	}
+	// N is the outer loop: the variants compared at one N run right after
+	// the floors they are compared with, and each run is split into rounds
+	// that take turns (ABCABC...), so that a burst of load on this shared
+	// machine falls on every variant alike instead of on one of them. The
+	// peer takes its turn right after sequential.
 	for _, n := range ns {
 		merged := map[string]*bench.Result{}
 		failed := map[string]bool{}
@@ -233,22 +317,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if rep.Floors.Samples == 0 {
 				rep.Floors = floors
 			}
-			for _, v := range runOrder(variants) {
+			for _, v := range plan.at[n] {
 				if ctx.Err() != nil {
 					prog.finish()
 					drivers.Close()
 					return ctx.Err()
 				}
-				step++
+				var acquired atomic.Int64
+				prog.start("", &acquired, perRound.acquisitions)
 				if failed[v.Name] {
+					prog.done()
 					continue
 				}
-				var acquired atomic.Int64
-				label := fmt.Sprintf("%s n=%d", v.Name, n)
-				if rounds > 1 {
-					label += fmt.Sprintf(" (%d/%d)", round, rounds)
-				}
-				prog.start(step, label, &acquired)
 				runCtx, cancel := context.WithTimeout(ctx, 3*perRound.duration+2*time.Minute)
 				res, err := bench.Run(runCtx, bench.Config{
 					Servers: servers, Variant: v, Contenders: n,
@@ -287,26 +367,23 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
-	prog.finish()
 
-	if f.reentrySamp > 0 {
-		for _, v := range variants {
-			if v.Reenter == nil {
-				continue
-			}
-			fmt.Fprintf(stderr, "measuring re-entry of %s (%d re-entries)...\n", v.Name, f.reentrySamp)
-			rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			rr, err := bench.MeasureReentry(rctx, servers, v, f.reentrySamp)
-			cancel()
-			if err != nil {
-				failures = append(failures, fmt.Sprintf("%s re-entry: %v", v.Name, err))
-				continue
-			}
-			rep.Reentry = append(rep.Reentry, rr)
+	for _, v := range plan.reentry {
+		prog.start(fmt.Sprintf("measuring re-entry of %s (%d re-entries)", v.Name, f.reentrySamp), nil, 0)
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		rr, err := bench.MeasureReentry(rctx, servers, v, f.reentrySamp)
+		cancel()
+		prog.done()
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s re-entry: %v", v.Name, err))
+			continue
 		}
+		rep.Reentry = append(rep.Reentry, rr)
 	}
 
-	failures = append(failures, measureHoldCosts(ctx, servers, f, rep, stderr)...)
+	failures = append(failures, holdFailures...)
+	failures = append(failures, measureHoldCosts(ctx, servers, plan, f.holdIdle, rep, prog)...)
+	prog.finish()
 
 	fmt.Fprintln(stdout)
 	if err := rep.WriteSummary(stdout, f.headlineN); err != nil {
@@ -526,20 +603,16 @@ func renderResults(f benchFlags, stdout io.Writer) error {
 	return nil
 }
 
-// measureHoldCosts measures, for each -hold-variants and -hold-counts,
-// what holding that many locks idle on one session costs, into rep. It
-// returns the failures.
-func measureHoldCosts(ctx context.Context, servers []string, f benchFlags, rep *bench.Report, stderr io.Writer) []string {
+// holdVariants looks up -hold-variants, for the hold cost (none when
+// -hold-counts is empty). A peer whose client is not installed is left
+// out with a line and a note for the report (skipped), or, named in
+// -hold-variants, is a failure of the run.
+func holdVariants(f benchFlags, stderr io.Writer) (vs []bench.Variant, skipped, failures []string) {
 	if strings.TrimSpace(f.holdCounts) == "" {
-		return nil
+		return nil, nil, nil
 	}
-	counts, err := parseCounts(f.holdCounts, "-hold-counts", 0)
-	if err != nil {
-		return []string{fmt.Sprintf("-hold-counts: %v", err)}
-	}
-	var failures []string
-	for _, name := range strings.Split(f.holdVariants, ",") {
-		v, err := bench.Lookup(strings.TrimSpace(name))
+	for _, name := range splitNames(f.holdVariants) {
+		v, err := bench.Lookup(name)
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("-hold-variants: %v", err))
 			continue
@@ -550,16 +623,28 @@ func measureHoldCosts(ctx context.Context, servers []string, f benchFlags, rep *
 					failures = append(failures, fmt.Sprintf("-hold-variants: %v", err))
 				} else {
 					fmt.Fprintf(stderr, "skipping the hold cost of %s\n", err)
-					rep.Env.Skipped = append(rep.Env.Skipped, "hold cost of "+err.Error())
+					skipped = append(skipped, "hold cost of "+err.Error())
 				}
 				continue
 			}
 		}
-		for _, n := range counts {
-			fmt.Fprintf(stderr, "measuring %s holding %d locks idle on one session for %v...\n", v.Name, n, f.holdIdle)
-			hctx, cancel := context.WithTimeout(ctx, f.holdIdle+5*time.Minute)
-			r, err := bench.MeasureHoldCost(hctx, servers, v, n, f.holdIdle)
+		vs = append(vs, v)
+	}
+	return vs, skipped, failures
+}
+
+// measureHoldCosts measures, for each of the plan's hold variants and
+// counts, what holding that many locks idle on one session costs, into
+// rep. It returns the failures.
+func measureHoldCosts(ctx context.Context, servers []string, plan benchPlan, idle time.Duration, rep *bench.Report, prog *progress) []string {
+	var failures []string
+	for _, v := range plan.hold {
+		for _, n := range plan.counts {
+			prog.start(fmt.Sprintf("measuring %s holding %d locks idle on one session for %v", v.Name, n, idle), nil, 0)
+			hctx, cancel := context.WithTimeout(ctx, idle+5*time.Minute)
+			r, err := bench.MeasureHoldCost(hctx, servers, v, n, idle)
 			cancel()
+			prog.done()
 			if err != nil {
 				failures = append(failures, fmt.Sprintf("%s holding %d: %v", v.Name, n, err))
 				continue

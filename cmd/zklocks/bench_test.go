@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zklocks/zklocks/bench"
 )
@@ -60,5 +62,103 @@ func TestBenchDefaults(t *testing.T) {
 		if !strings.Contains(","+f.variants+",", ","+p+",") {
 			t.Errorf("default variants %q lack %s", f.variants, p)
 		}
+	}
+}
+
+// -full runs the whole grid, as the default run did before it was cut
+// down to the headline; a flag given on the command line still applies.
+func TestBenchFullRunsTheWholeGrid(t *testing.T) {
+	f, err := parseBenchFlags([]string{"-full", "-rounds", "3"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.variants != strings.Join(bench.AllNames(), ",") || f.ns != "1,2,4,8,16,32,64" || f.duration != 4*time.Second ||
+		f.headlineOnly != "" || f.holdCounts != "0,1,100,1000,10000" || f.priceSamples != 60 || f.variantsSet {
+		t.Errorf("-full: %+v", f)
+	}
+	if f.rounds != 3 {
+		t.Errorf("-full -rounds 3: rounds %d", f.rounds)
+	}
+}
+
+// The default run: the peers at the headline's N only, sequential and
+// naive at every N; with -n leaving the headline's N out, the peers run
+// at every N instead of not at all.
+func TestBenchDefaultPlan(t *testing.T) {
+	f, err := parseBenchFlags(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []bench.Variant
+	for _, name := range strings.Split(f.variants, ",") {
+		v, err := bench.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	at := func(n int, ns []int) string {
+		var got []string
+		for _, v := range variantsAt(vs, n, ns, f) {
+			got = append(got, v.Name)
+		}
+		return strings.Join(got, " ")
+	}
+	ns, err := parseInts(f.ns)
+	if err != nil || !slices.Contains(ns, f.headlineN) {
+		t.Fatalf("-n %s, -headline-n %d: %v", f.ns, f.headlineN, err)
+	}
+	for _, n := range ns {
+		want := "sequential naive"
+		if n == f.headlineN {
+			want = "sequential zk-peer curator kazoo naive"
+		}
+		if got := at(n, ns); got != want {
+			t.Errorf("N=%d: %s, want %s", n, got, want)
+		}
+	}
+	if got, want := at(8, []int{8, 32}), "sequential zk-peer curator kazoo naive"; got != want {
+		t.Errorf("-n 8,32, N=8: %s, want %s", got, want)
+	}
+	if f.holdCounts != "" || f.priceSamples != 0 {
+		t.Errorf("the default run measures the hold cost (%q) or the price (%d)", f.holdCounts, f.priceSamples)
+	}
+	plan, err := makePlan(f, vs, ns, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (2*len(ns) + 3) * f.rounds; plan.runs() != want || len(plan.steps) != want {
+		t.Errorf("%d runs, %d steps; want %d", plan.runs(), len(plan.steps), want)
+	}
+	desc := plan.describe(f)
+	for _, s := range []string{"zk-peer, curator, kazoo at N = 16", "sequential, naive at N = 4,16,64", "About "} {
+		if !strings.Contains(desc, s) {
+			t.Errorf("plan %q lacks %q", desc, s)
+		}
+	}
+}
+
+// The time left is the estimate of the steps not done, scaled by how the
+// steps done went against their estimates; every line says it.
+func TestProgressTimeLeft(t *testing.T) {
+	var out bytes.Buffer
+	p := newProgress(&out, true, []planStep{{"a", 10 * time.Second}, {"b", 10 * time.Second}, {"c", 10 * time.Second}})
+	now := time.Unix(1000, 0)
+	p.now = func() time.Time { return now }
+	p.start("", nil, 0)
+	now = now.Add(5 * time.Second)
+	if got := p.left(now); got != 25*time.Second {
+		t.Errorf("halfway through the first step as planned: %v left, want 25s", got)
+	}
+	now = now.Add(15 * time.Second) // the first step took twice its estimate
+	p.done()
+	// 20s left as planned, scaled by (20s + prior) / (10s + prior).
+	scale := float64(20*time.Second+etaPrior) / float64(10*time.Second+etaPrior)
+	want := time.Duration(float64(20*time.Second) * scale)
+	if got := p.left(now); got != want {
+		t.Errorf("after a slow first step: %v left, want %v", got, want)
+	}
+	if line := out.String(); !strings.Contains(line, "[1/3] a: 20s; about ") || !strings.Contains(line, " left") {
+		t.Errorf("progress line %q: want the step, its time and the time left", line)
 	}
 }
