@@ -52,10 +52,11 @@ type driverProc struct {
 	stdin  io.WriteCloser
 	lines  chan string
 	stderr *tailBuffer
+	idle   time.Duration // stop's wait for the driver's next line: SessionTimeout
 }
 
 func startDriver(cmd *exec.Cmd, cancel context.CancelFunc) (*driverProc, error) {
-	p := &driverProc{cmd: cmd, cancel: cancel, lines: make(chan string, 256), stderr: &tailBuffer{}}
+	p := &driverProc{cmd: cmd, cancel: cancel, lines: make(chan string, 256), stderr: &tailBuffer{}, idle: SessionTimeout}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -110,17 +111,19 @@ func (p *driverProc) stop() error {
 	defer p.cancel()
 	p.stdin.Close()
 	done := make(chan error, 1)
-	progress := make(chan struct{}, 1)
+	progress := make(chan string, 1)
 	go func() {
-		for range p.lines {
+		for l := range p.lines {
 			select {
-			case progress <- struct{}{}:
+			case <-progress: // keep only the newest
 			default:
 			}
+			progress <- l
 		}
 		done <- p.cmd.Wait()
 	}()
-	idle := time.NewTimer(SessionTimeout)
+	last := "nothing"
+	idle := time.NewTimer(p.idle)
 	defer idle.Stop()
 	bound := time.NewTimer(stopCap)
 	defer bound.Stop()
@@ -128,14 +131,14 @@ func (p *driverProc) stop() error {
 		select {
 		case err := <-done:
 			return err
-		case <-progress:
-			idle.Reset(SessionTimeout)
+		case last = <-progress:
+			idle.Reset(p.idle)
 		case <-idle.C:
 			p.cancel()
-			return fmt.Errorf("driver said nothing for %v while closing its sessions; killed (%v)", SessionTimeout, <-done)
+			return fmt.Errorf("driver said nothing for %v while closing its sessions (its last line: %q); killed (%v)", p.idle, last, <-done)
 		case <-bound.C:
 			p.cancel()
-			return fmt.Errorf("driver still closing its sessions after %v; killed (%v)", stopCap, <-done)
+			return fmt.Errorf("driver still closing its sessions after %v (its last line: %q); killed (%v)", stopCap, last, <-done)
 		}
 	}
 }

@@ -1,7 +1,10 @@
 package bench
 
 import (
+	"context"
 	"errors"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +51,33 @@ func TestFillFromDriver(t *testing.T) {
 	overlap := []driverHold{{0, start, start + ms, start + 5*ms}, {1, start, start + 2*ms, start + 6*ms}}
 	if err := fillFromDriver(&Result{}, overlap, start, start+7*ms, 1); !errors.Is(err, ErrMutualExclusion) {
 		t.Errorf("overlapping holds: %v", err)
+	}
+}
+
+// A driver that closes its sessions steadily is waited for however long
+// that takes in all, as long as each close is said within the idle
+// wait; one that falls silent is killed, and the error says how far it
+// got. The drivers here are shell processes that close nothing: what is
+// under test is stop's side of the exchange.
+func TestStopWaitsWhileTheDriverClosesItsSessions(t *testing.T) {
+	start := func(script string) *driverProc {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		p, err := startDriver(exec.CommandContext(ctx, "sh", "-c", script), cancel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.idle = 500 * time.Millisecond
+		return p
+	}
+	// Ten closes 150ms apart: 1.5s in all, three times the idle wait.
+	steady := start(`cat >/dev/null; echo closing 10; for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.15; echo "closed $i of 10"; done`)
+	if err := steady.stop(); err != nil {
+		t.Errorf("stop of a driver closing steadily = %v; want nil", err)
+	}
+	silent := start(`cat >/dev/null; echo closing 10; echo "closed 1 of 10"; exec sleep 30`)
+	err := silent.stop()
+	if err == nil || !strings.Contains(err.Error(), `"closed 1 of 10"`) {
+		t.Errorf("stop of a driver gone silent = %v; want it killed, naming its last line", err)
 	}
 }

@@ -273,15 +273,21 @@ public final class LockDriver {
 
     /** Closes the sessions in parallel: each close waits for its closeSession, a quorum write. */
     private static void closeAll(List<CuratorFramework> clients) throws InterruptedException {
+        int n = clients.size();
+        AtomicLong closed = new AtomicLong();
+        say("closing " + n);
         List<Thread> threads = new ArrayList<>();
         for (CuratorFramework c : clients) {
-            Thread t = new Thread(c::close);
+            Thread t = new Thread(() -> {
+                c.close();
+                // Said as each close returns, in any order: the caller waits while these come.
+                say("closed " + closed.incrementAndGet() + " of " + n);
+            });
             t.start();
             threads.add(t);
         }
-        for (int i = 0; i < threads.size(); i++) {
-            threads.get(i).join();
-            say("closed " + (i + 1) + " of " + threads.size()); // the caller waits while these come
+        for (Thread t : threads) {
+            t.join();
         }
     }
 

@@ -182,15 +182,22 @@ def connect(args):
 def close_all(clients):
     """Closes the sessions in parallel: each close waits for its
     closeSession, a quorum write."""
+    n = len(clients)
+    closed = [0]
+    lock = threading.Lock()
+    say("closing %d" % n)
+
     def close(c):
         c.stop()
         c.close()
+        with lock:  # said as each close returns: the caller waits while these come
+            closed[0] += 1
+            say("closed %d of %d" % (closed[0], n))
     threads = [threading.Thread(target=close, args=(c,)) for c in clients]
     for t in threads:
         t.start()
-    for i, t in enumerate(threads):
+    for t in threads:
         t.join()
-        say("closed %d of %d" % (i + 1, len(threads)))  # the caller waits while these come
 
 
 def hold_idle(client, args):
