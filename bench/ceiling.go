@@ -13,7 +13,7 @@ import (
 )
 
 // CeilingSessions are the numbers of sessions tried, in order.
-var CeilingSessions = []int{4, 16, 64}
+var CeilingSessions = []int{4, 16, 64, 256}
 
 // CeilingWindow is the number of requests each session keeps outstanding.
 const CeilingWindow = 8
@@ -41,8 +41,9 @@ const CeilingGrowth = 0.05
 // agreed on, at the leader's zk_proposal_count over the window, read with
 // mntr after every session is open and before any is closed, so sessions'
 // creates and closes are not counted. The steps grow the sessions (4, 16,
-// 64) and stop as soon as a step adds less than CeilingGrowth: the
-// ensemble is saturated. The ceiling is the best step. With a local
+// 64, 256) and stop as soon as a step adds less than CeilingGrowth: the
+// ensemble is saturated. The ceiling is the best step; when the last
+// step still rose, it is a lower bound (Saturated is false). With a local
 // ensemble the bench's own process shares the machine's cores with the
 // servers, as it does during the lock runs: the ceiling is this machine's,
 // client included, the same bound the locks run against.
@@ -53,6 +54,9 @@ type Ceiling struct {
 	// Sessions is the best step's number of sessions; Window the requests
 	// each kept outstanding.
 	Sessions, Window int
+	// Saturated is true when a step added less than CeilingGrowth, false
+	// when the last step still rose (the ceiling is then a lower bound).
+	Saturated bool
 	// Steps are the steps measured, in order.
 	Steps []CeilingStep
 }
@@ -122,6 +126,7 @@ func MeasureCeiling(ctx context.Context, servers []string, window time.Duration)
 		prev := c.WritesPerSec
 		c.add(s)
 		if i > 0 && saturated(prev, s.WritesPerSec()) {
+			c.Saturated = true
 			break
 		}
 	}
@@ -218,13 +223,21 @@ func (c *Ceiling) sentence(seq Result, haveSeq bool) string {
 	if c == nil || c.WritesPerSec <= 0 {
 		return ""
 	}
-	s := fmt.Sprintf("The ensemble's quorum-write ceiling is %.0f writes/s (%d sessions, %d requests outstanding each, pipelining create+delete; the leader's zk_proposal_count)",
-		c.WritesPerSec, c.Sessions, c.Window)
+	s := fmt.Sprintf("The ensemble's quorum-write ceiling is %s%.0f writes/s (%d sessions, %d requests outstanding each, pipelining create+delete; the leader's zk_proposal_count)",
+		c.atLeast(), c.WritesPerSec, c.Sessions, c.Window)
 	if haveSeq {
 		s += fmt.Sprintf("; sequential at N=%d, %s acq/s x %.2f writes/acq, uses %s of it",
 			seq.Contenders, sig3(seq.Estimate(FigThroughput).Median), seq.WritesPerAcquisition(), fractionStr(c.FractionOf(seq)))
 	}
 	return s + ": a single lock is bounded by handoff latency, many locks by the write ceiling"
+}
+
+// atLeast is "at least " when the ceiling is a lower bound.
+func (c *Ceiling) atLeast() string {
+	if c.Saturated {
+		return ""
+	}
+	return "at least "
 }
 
 // writeCeiling writes the ceiling's steps.
@@ -236,7 +249,7 @@ func (r *Report) writeCeiling(w io.Writer, md bool) {
 	if md {
 		fmt.Fprintf(w, "| sessions | requests outstanding each | window s | leader's proposals | client writes | writes/s |\n|---:|---:|---:|---:|---:|---:|\n")
 	} else {
-		fmt.Fprintf(w, "quorum-write ceiling: %.0f writes/s (%d sessions); steps (sessions x %d outstanding: writes/s):", c.WritesPerSec, c.Sessions, c.Window)
+		fmt.Fprintf(w, "quorum-write ceiling: %s%.0f writes/s (%d sessions); steps (sessions x %d outstanding: writes/s):", c.atLeast(), c.WritesPerSec, c.Sessions, c.Window)
 	}
 	for _, s := range c.Steps {
 		if md {

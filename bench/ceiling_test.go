@@ -21,7 +21,7 @@ func TestCeilingArithmetic(t *testing.T) {
 	} {
 		c.add(s)
 	}
-	if c.WritesPerSec != 4000 || c.Sessions != 16 || len(c.Steps) != 3 {
+	if c.WritesPerSec != 4000 || c.Sessions != 16 || len(c.Steps) != 3 || c.atLeast() != "at least " {
 		t.Errorf("ceiling %.0f writes/s with %d sessions over %d steps; want the best step, 4000 with 16", c.WritesPerSec, c.Sessions, len(c.Steps))
 	}
 	for _, tc := range []struct {
@@ -58,7 +58,7 @@ func TestCeilingArithmetic(t *testing.T) {
 // headline says it, and the summary still fits a terminal.
 func TestCeilingInReport(t *testing.T) {
 	rep := syntheticReport()
-	rep.Ceiling = &Ceiling{WritesPerSec: 4000, Sessions: 16, Window: CeilingWindow,
+	rep.Ceiling = &Ceiling{WritesPerSec: 4000, Sessions: 16, Window: CeilingWindow, Saturated: true,
 		Steps: []CeilingStep{{Sessions: 4, Proposals: 6000, Elapsed: 2 * time.Second}, {Sessions: 16, Proposals: 8000, Elapsed: 2 * time.Second}}}
 	cols := rep.withCeiling(summaryColumns, "ceil")
 	if len(cols) != len(summaryColumns)+1 || cols[3].head != "ceil" || cols[2].head != "acq/s [95% CI]" {

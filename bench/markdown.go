@@ -82,9 +82,6 @@ func (h Headline) String() string {
 	}
 	s := fmt.Sprintf("N=%d: sequential's handoff p50 is %s ms, %s the delete-to-notification floor%s (target <= 1.10x)",
 		h.N, estStr(h.Seq.Estimate(FigHandoffP50)), ratioEst(h.SeqHandoffFloor, ""), atFloor)
-	if c := h.Ceiling.sentence(h.Seq, h.HaveSeq); c != "" {
-		s += ". " + c
-	}
 	for _, c := range h.Peers {
 		how := "paired by round"
 		if !c.Throughput.HasInterval() {
@@ -104,7 +101,11 @@ func (h Headline) String() string {
 	for _, r := range append([]Result{h.Seq}, h.peerResults()...) {
 		pk = append(pk, fmt.Sprintf("%s %.2f", r.Variant, r.PacketsPerAcquisition()))
 	}
-	return s + "; packets the servers received per acquisition: " + strings.Join(pk, ", ")
+	s += "; packets the servers received per acquisition: " + strings.Join(pk, ", ")
+	if c := h.Ceiling.sentence(h.Seq, h.HaveSeq); c != "" {
+		s += ". " + c
+	}
+	return s
 }
 
 func (h Headline) peer(name string) (Result, bool) {
@@ -196,9 +197,9 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 	if c := r.Ceiling; c != nil {
 		p("## Ceiling\n\nWhat the ensemble can do at all, measured once before the runs: sessions (round-robin over the members) each keeping %d requests outstanding, "+
 			"every goroutine looping create then delete of a node of its own; writes/s is the leader's `zk_proposal_count` over the window. "+
-			"The sessions grow until a step adds less than %.0f%%; the ceiling is the best step, %.0f writes/s with %d sessions. "+
+			"The sessions grow until a step adds less than %.0f%%; the ceiling is the best step, %s%.0f writes/s with %d sessions. "+
 			"A lock's **of ceiling** is its acq/s x writes/acq over it: a single lock is bounded by handoff latency, many locks by the write ceiling.\n\n",
-			c.Window, 100*CeilingGrowth, c.WritesPerSec, c.Sessions)
+			c.Window, 100*CeilingGrowth, c.atLeast(), c.WritesPerSec, c.Sessions)
 		r.writeCeiling(w, true)
 		p("\n")
 	}

@@ -44,7 +44,8 @@ func (r *Report) WriteSummary(w io.Writer, headlineN int) error {
 		"release, less the releaser's own (both from mntr, for every client alike).")
 	if r.Ceiling != nil {
 		para("ceil: acq/s x writes/acq over the ensemble's quorum-write ceiling, measured before the runs: " +
-			fmt.Sprintf("%.0f writes/s from %d sessions pipelining create+delete pairs (the leader's zk_proposal_count).", r.Ceiling.WritesPerSec, r.Ceiling.Sessions))
+			fmt.Sprintf("%s%.0f writes/s from %d sessions pipelining create+delete pairs (the leader's zk_proposal_count).",
+				r.Ceiling.atLeast(), r.Ceiling.WritesPerSec, r.Ceiling.Sessions))
 	}
 	fmt.Fprintln(w)
 	if err := r.writeComparisonsText(w); err != nil {

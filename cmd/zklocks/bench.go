@@ -166,7 +166,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.IntVar(&f.priceSamples, "price-samples", 0, "samples per round of each request pattern of the token's and Done's price, measured once before the runs (0: skip)")
 	fs.DurationVar(&f.idle, "idle", 0, "time a contender waits after releasing before it asks again")
 	fs.DurationVar(&bench.TimeoutLease, "lease", bench.TimeoutLease, "hold lease of the timeout variant")
-	fs.DurationVar(&f.ceiling, "ceiling", 2*time.Second, "window of each step of the quorum-write ceiling (4, 16, then 64 sessions until saturated), measured once before the runs (0: skip)")
+	fs.DurationVar(&f.ceiling, "ceiling", 2*time.Second, "window of each step of the quorum-write ceiling (4, 16, 64, then 256 sessions until saturated), measured once before the runs (0: skip)")
 	fs.StringVar(&f.out, "out", defaultOut, "directory for README.md, bench.txt and the figures (empty: write nothing; make bench-docs writes docs/results)")
 	fs.IntVar(&f.headlineN, "headline-n", 16, "contenders of the headline comparison (sequential vs floor and peer)")
 	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
