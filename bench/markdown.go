@@ -35,6 +35,8 @@ type Headline struct {
 	HaveSeq         bool
 	// Peers compares sequential with each peer of Peers that ran.
 	Peers []PeerComparison
+	// Ceiling is the run's quorum-write ceiling, nil when not measured.
+	Ceiling *Ceiling
 }
 
 // PeerComparison is sequential over one peer at one N, paired by round:
@@ -49,7 +51,7 @@ type PeerComparison struct {
 
 // Headline computes the comparison at n contenders.
 func (r *Report) Headline(n int) Headline {
-	h := Headline{N: n}
+	h := Headline{N: n, Ceiling: r.Ceiling}
 	h.Seq, h.HaveSeq = r.Find("sequential", n)
 	if !h.HaveSeq {
 		return h
@@ -99,7 +101,11 @@ func (h Headline) String() string {
 	for _, r := range append([]Result{h.Seq}, h.peerResults()...) {
 		pk = append(pk, fmt.Sprintf("%s %.2f", r.Variant, r.PacketsPerAcquisition()))
 	}
-	return s + "; packets the servers received per acquisition: " + strings.Join(pk, ", ")
+	s += "; packets the servers received per acquisition: " + strings.Join(pk, ", ")
+	if c := h.Ceiling.sentence(h.Seq, h.HaveSeq); c != "" {
+		s += ". " + c
+	}
+	return s
 }
 
 func (h Headline) peer(name string) (Result, bool) {
@@ -168,6 +174,7 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 	}
 
 	p("## All runs\n\n")
+	columns := r.withCeiling(columns, "of ceiling")
 	heads := make([]string, len(columns))
 	seps := make([]string, len(columns))
 	for i, c := range columns {
@@ -187,6 +194,15 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 	p("(create+delete: one session; notification: another session's data watch, set %v before the delete, as a waiting contender's is):\n\n", WaitGap)
 	r.writeFloors(w, true)
 	p("\n")
+	if c := r.Ceiling; c != nil {
+		p("## Ceiling\n\nWhat the ensemble can do at all, measured once before the runs: sessions (round-robin over the members) each keeping %d requests outstanding, "+
+			"every goroutine looping create then delete of a node of its own; writes/s is the leader's `zk_proposal_count` over the window. "+
+			"The sessions grow until a step adds less than %.0f%%; the ceiling is the best step, %s%.0f writes/s with %d sessions. "+
+			"A lock's **of ceiling** is its acq/s x writes/acq over it: a single lock is bounded by handoff latency, many locks by the write ceiling.\n\n",
+			c.Window, 100*CeilingGrowth, c.atLeast(), c.WritesPerSec, c.Sessions)
+		r.writeCeiling(w, true)
+		p("\n")
+	}
 	r.writePrice(w)
 
 	if len(r.Reentry) > 0 || r.ReentryBench != "" {
@@ -215,6 +231,8 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
   whatever the rounds' distribution (the order statistics benchstat uses: with 9 rounds, the second lowest and the
   second highest). The comparisons pair the rounds: round i of sequential over round i of the other lock, which ran
   seconds before or after it under the same load, so that a slow stretch of the machine cancels in the ratio.
+- **of ceiling**: acq/s (median of the rounds) x writes/acq over the ensemble's quorum-write ceiling (see Ceiling):
+  the share of what the ensemble can write at all that the lock's acquisitions use.
 - **acquire**: Lock called to Lock returned. **handoff**: just before a holder calls Unlock to just after the next
   holder's Lock returns (only when that Lock was already waiting: there is no handoff with one contender).
   p50/p99/max from an HDR histogram (3 significant digits).

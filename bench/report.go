@@ -62,6 +62,9 @@ func LocalEnv() Env {
 type Report struct {
 	Env    Env
 	Floors Floors
+	// Ceiling is the ensemble's quorum-write ceiling (MeasureCeiling),
+	// nil when it was not measured.
+	Ceiling *Ceiling `json:",omitempty"`
 	// Price is what sequential's token read and watch cost on bare
 	// connections (MeasurePrice), nil when it was not measured.
 	Price   *Price
@@ -213,6 +216,7 @@ func (r *Report) sortedResults() []Result {
 // WriteTable prints the side-by-side table for a terminal.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	columns := r.withCeiling(columns, "of ceiling")
 	heads := make([]string, len(columns))
 	for i, c := range columns {
 		heads[i] = c.head
@@ -235,6 +239,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	r.writeFloors(w, false)
+	if r.Ceiling != nil {
+		fmt.Fprintln(w)
+		r.writeCeiling(w, false)
+	}
 	if len(r.Reentry) > 0 {
 		fmt.Fprintln(w)
 		r.writeReentryTable(w, false)

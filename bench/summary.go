@@ -42,6 +42,11 @@ func (r *Report) WriteSummary(w io.Writer, headlineN int) error {
 	fmt.Fprintln(w)
 	para("writes/acq: the leader's proposals per acquisition; woken/rel: watchers the servers fired per " +
 		"release, less the releaser's own (both from mntr, for every client alike).")
+	if r.Ceiling != nil {
+		para("ceil: acq/s x writes/acq over the ensemble's quorum-write ceiling, measured before the runs: " +
+			fmt.Sprintf("%s%.0f writes/s from %d sessions pipelining create+delete pairs (the leader's zk_proposal_count).",
+				r.Ceiling.atLeast(), r.Ceiling.WritesPerSec, r.Ceiling.Sessions))
+	}
 	fmt.Fprintln(w)
 	if err := r.writeComparisonsText(w); err != nil {
 		return err
@@ -61,6 +66,7 @@ func (r *Report) WriteSummary(w io.Writer, headlineN int) error {
 func (r *Report) writeSummaryTable(w io.Writer) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	summaryColumns := r.withCeiling(summaryColumns, "ceil")
 	heads := make([]string, len(summaryColumns))
 	for i, c := range summaryColumns {
 		heads[i] = c.head

@@ -115,6 +115,7 @@ type benchFlags struct {
 	tick         time.Duration
 	floorSamples int
 	priceSamples int
+	ceiling      time.Duration
 	out          string
 	headlineN    int
 	progress     bool
@@ -165,6 +166,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.IntVar(&f.priceSamples, "price-samples", 0, "samples per round of each request pattern of the token's and Done's price, measured once before the runs (0: skip)")
 	fs.DurationVar(&f.idle, "idle", 0, "time a contender waits after releasing before it asks again")
 	fs.DurationVar(&bench.TimeoutLease, "lease", bench.TimeoutLease, "hold lease of the timeout variant")
+	fs.DurationVar(&f.ceiling, "ceiling", 2*time.Second, "window of each step of the quorum-write ceiling (4, 16, 64, then 256 sessions until saturated), measured once before the runs (0: skip)")
 	fs.StringVar(&f.out, "out", defaultOut, "directory for README.md, bench.txt and the figures (empty: write nothing; make bench-docs writes docs/results)")
 	fs.IntVar(&f.headlineN, "headline-n", 16, "contenders of the headline comparison (sequential vs floor and peer)")
 	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
@@ -280,6 +282,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var failures []string
 	rounds, perRound := plan.rounds, plan.perRound
 	prog := newProgress(stderr, f.progress, plan.steps)
+	if plan.ceiling {
+		prog.start(fmt.Sprintf("measuring the ensemble's quorum-write ceiling (steps of %v)", f.ceiling), nil, 0)
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		c, err := bench.MeasureCeiling(cctx, servers, f.ceiling)
+		cancel()
+		prog.done()
+		if err != nil {
+			msg := fmt.Sprintf("the quorum-write ceiling: %v", err)
+			prog.println("FAILED " + msg)
+			failures = append(failures, msg)
+		} else {
+			rep.Ceiling = &c
+		}
+	}
 	if plan.price {
 		prog.start(fmt.Sprintf("measuring what the token and Done cost on bare connections (%d rounds of %d samples)", rounds, f.priceSamples), nil, 0)
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

@@ -18,6 +18,7 @@ type benchPlan struct {
 	at       map[int][]bench.Variant // the variants run at each N, in run order
 	rounds   int
 	perRound benchFlags // the flags of one round (duration, acquisitions)
+	ceiling  bool
 	price    bool
 	reentry  []bench.Variant
 	hold     []bench.Variant
@@ -25,8 +26,8 @@ type benchPlan struct {
 	steps    []planStep
 }
 
-// planStep is one step of the plan: a run of one variant at one N in one
-// round, the price, one re-entry measurement or one hold-cost window.
+// planStep is one step of the plan: the ceiling, a run of one variant at
+// one N in one round, the price, one re-entry measurement or one hold-cost window.
 type planStep struct {
 	label string
 	est   time.Duration
@@ -49,6 +50,7 @@ const (
 	estHoldSetup   = 1 * time.Second        // a hold-cost window's session and GC
 	estHoldPerLock = 1 * time.Millisecond   // taking and releasing one held lock
 	estDriverLock  = 2 * time.Millisecond   // the same in a driver
+	estCeilingStep = 1 * time.Second        // a ceiling step's sessions to open and close, beyond its window
 )
 
 // variantsAt returns the variants of vs that run at n, in run order: all of
@@ -76,7 +78,7 @@ func splitNames(s string) []string {
 	return out
 }
 
-// makePlan lays out the run of f: the price, the grid (for each N, its
+// makePlan lays out the run of f: the quorum-write ceiling, the price, the grid (for each N, its
 // rounds, each a turn of the variants run at that N), the re-entry
 // measurements and the hold cost, in the order runBench takes them.
 func makePlan(f benchFlags, variants []bench.Variant, ns []int, hold []bench.Variant) (benchPlan, error) {
@@ -94,6 +96,11 @@ func makePlan(f benchFlags, variants []bench.Variant, ns []int, hold []bench.Var
 	}
 	add := func(label string, est time.Duration) { p.steps = append(p.steps, planStep{label, est}) }
 
+	if f.ceiling > 0 {
+		p.ceiling = true
+		steps := time.Duration(len(bench.CeilingSessions))
+		add("the quorum-write ceiling", steps*(f.ceiling+estCeilingStep))
+	}
 	if f.priceSamples > 0 {
 		p.price = true
 		add("the token's and Done's price", time.Duration(p.rounds*f.priceSamples)*3*estPriceSample)
@@ -214,8 +221,16 @@ func (p benchPlan) describe(f benchFlags) string {
 	}
 	s := fmt.Sprintf("plan: %s; %s at each N, the variants in turns: %d runs", strings.Join(what, "; "), per, p.runs())
 	var extra []string
+	if p.ceiling {
+		extra = append(extra, fmt.Sprintf("first the ensemble's quorum-write ceiling (%s sessions until saturated, %v each)",
+			intsStr(bench.CeilingSessions), f.ceiling))
+	}
 	if p.price {
-		extra = append(extra, fmt.Sprintf("first the token's and Done's price (%d rounds of %d samples)", p.rounds, f.priceSamples))
+		when := "first"
+		if p.ceiling {
+			when = "then"
+		}
+		extra = append(extra, fmt.Sprintf("%s the token's and Done's price (%d rounds of %d samples)", when, p.rounds, f.priceSamples))
 	}
 	if len(p.reentry) > 0 {
 		extra = append(extra, fmt.Sprintf("then re-entry (%d samples) of %s", f.reentrySamp, names(p.reentry)))

@@ -127,11 +127,12 @@ func TestBenchDefaultPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (2*len(ns) + 3) * f.rounds; plan.runs() != want || len(plan.steps) != want {
-		t.Errorf("%d runs, %d steps; want %d", plan.runs(), len(plan.steps), want)
+	// The steps are the runs and, first, the quorum-write ceiling.
+	if want := (2*len(ns) + 3) * f.rounds; plan.runs() != want || len(plan.steps) != want+1 || plan.steps[0].label != "the quorum-write ceiling" {
+		t.Errorf("%d runs, %d steps (the first %q); want %d runs and the ceiling first", plan.runs(), len(plan.steps), plan.steps[0].label, want)
 	}
 	desc := plan.describe(f)
-	for _, s := range []string{"zk-peer, curator, kazoo at N = 16", "sequential, naive at N = 4,16,64", "About "} {
+	for _, s := range []string{"zk-peer, curator, kazoo at N = 16", "sequential, naive at N = 4,16,64", "quorum-write ceiling", "About "} {
 		if !strings.Contains(desc, s) {
 			t.Errorf("plan %q lacks %q", desc, s)
 		}
