@@ -10,6 +10,7 @@ import (
 
 	zkl "github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/fence"
+	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/sequential"
 )
 
@@ -112,7 +113,9 @@ func writeIfHeld(s *zkl.Session, l *sequential.Mutex, node string, data []byte) 
 	defer cancel()
 	for {
 		_, err := zkl.SetIfHeld(ctx, s, l, node, data, -1)
-		retry := errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrSessionExpired) || errors.Is(err, zk.ErrNoServer)
+		// A write onto the socket the servers closed during the freeze
+		// fails with the raw network error (broken pipe): not sent either.
+		retry := zkop.Transient(err) || errors.Is(err, zk.ErrSessionExpired)
 		if !retry || ctx.Err() != nil {
 			return err
 		}
