@@ -21,9 +21,13 @@ import (
 //
 // Give it a session timeout of at least 3 of the servers' ticks (the
 // default bounds grant 2 to 20): a leader cut off from its quorum answers
-// its own clients' syncs for up to a tick after its followers gave up on
-// it, and only from 3 ticks on does the cut-off rule's margin cover that
-// tick (docs/reliability.md, "Found by review, round 4").
+// its own clients' syncs (its CommitProcessor runs with matchSyncs off)
+// until the full-tick quorum check of Leader.lead shuts it down, up to a
+// tick after its followers gave up on it (Follower's read timeout of
+// syncLimit ticks), while its successor's SessionTrackerImpl gives every
+// session a full timeout from its own start. Only from 3 ticks on does
+// the cut-off rule's margin cover that tick (ZooKeeper 3.8;
+// docs/reliability.md, "Found by review, round 4").
 //
 // Make one with Connect, which opens the connection and learns the
 // granted timeout, or with NewSession around a connection you already
