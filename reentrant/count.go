@@ -55,7 +55,7 @@ func (c CountMode) String() string {
 // InMemory). A mode that is neither makes New fail with
 // zklocks.ErrBadOption.
 func WithCountMode(c CountMode) zklocks.Option {
-	return func(o *lockopt.Options) { o.Set(optMode, c) }
+	return zklocks.VariantOption(optMode, c)
 }
 
 const optMode = "reentrant.WithCountMode"

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/zklocks/zklocks"
-	"github.com/zklocks/zklocks/internal/lockopt"
 )
 
 // Test seams, visible to this package's tests only.
@@ -14,7 +13,7 @@ import (
 // WithClock replaces the local clock of the lease logic with now, and
 // makes the Mutex's renewals pausable (PauseRenewal).
 func WithClock(now func() time.Time) zklocks.Option {
-	return func(o *lockopt.Options) { o.Set(optClock, clock(&testClock{now: now})) }
+	return zklocks.VariantOption(optClock, clock(&testClock{now: now}))
 }
 
 // testClock is a local clock whose timers a pause holds back: a holder

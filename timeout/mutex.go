@@ -39,7 +39,7 @@ const MinLease = time.Second
 // sequential lock; the Mutex still evicts other holders whose lease ran
 // out while it waits.
 func WithLease(d time.Duration) zklocks.Option {
-	return func(o *lockopt.Options) { o.Set(optLease, d) }
+	return zklocks.VariantOption(optLease, d)
 }
 
 const (

@@ -47,12 +47,7 @@ func Open(pkg string, s *zklocks.Session, path string, opts []zklocks.Option, ow
 	if err := zkpath.Validate(path); err != nil {
 		return fail(fmt.Errorf("%w: %v", zklocks.ErrBadPath, err))
 	}
-	o := lockopt.Options{ACL: zk.WorldACL(zk.PermAll)}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
+	o := lockopt.Read(opts)
 	if own != nil {
 		if err := own(&o); err != nil {
 			return fail(err)

@@ -1,16 +1,18 @@
-// Package lockopt holds the options of every lock, behind the one
-// zklocks.Option type: the ones all variants share (ACL, logger) as
-// fields, and each variant's own by name, so that a variant can tell an
-// option meant for another variant from its own and refuse it instead of
-// ignoring it.
+// Package lockopt reads the options of a lock (zklocks.Option): the ones
+// all variants share (ACL, logger) into fields, and each variant's own by
+// name, so that a variant can tell an option meant for another variant
+// from its own and refuse it instead of ignoring it.
 package lockopt
 
 import (
+	"bytes"
 	"log/slog"
 	"maps"
 	"slices"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zklocks/zklocks"
 )
 
 // Options is what a lock's options set.
@@ -21,13 +23,21 @@ type Options struct {
 	own map[string]any // a variant's own options, by the option's name
 }
 
-// Set records a variant's own option under its name, such as
-// "timeout.WithLease".
-func (o *Options) Set(name string, v any) {
-	if o.own == nil {
-		o.own = map[string]any{}
+// Read collects opts, the last of a name winning; the ACL is
+// zk.WorldACL(zk.PermAll) unless one is given.
+func Read(opts []zklocks.Option) Options {
+	o := Options{own: map[string]any{}}
+	for _, opt := range opts {
+		if opt.Name() != "" {
+			o.own[opt.Name()] = opt.Value()
+		}
 	}
-	o.own[name] = v
+	o.ACL, _ = Take[[]zk.ACL](&o, "zklocks.WithACL")
+	if o.ACL == nil {
+		o.ACL = zk.WorldACL(zk.PermAll)
+	}
+	o.Logger, _ = Take[*slog.Logger](&o, "zklocks.WithLogger")
+	return o
 }
 
 // Take returns the value of the option named name and forgets it; ok is
@@ -48,7 +58,6 @@ func (o *Options) Left() []string { return slices.Sorted(maps.Keys(o.own)) }
 // Data is the option that stores data in a lock's node under the
 // variant's name for it (sequential.WithData, rwlock.WithData): a copy,
 // so that the caller may reuse its slice.
-func Data(name string, data []byte) func(*Options) {
-	data = append([]byte(nil), data...)
-	return func(o *Options) { o.Set(name, data) }
+func Data(name string, data []byte) zklocks.Option {
+	return zklocks.VariantOption(name, bytes.Clone(data))
 }

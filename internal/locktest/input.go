@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/zklocks/zklocks"
-	"github.com/zklocks/zklocks/internal/lockopt"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -59,9 +58,9 @@ func (s *suite) testBadInput(t T) {
 			t.Errorf("New(s, %q, %s) = %v, %v; want %v naming the option", base, foreignOptionName, l, err, zklocks.ErrBadOption)
 		}
 	})
-	t.Run("NilOptionIgnored", func(t T) {
-		if _, err := s.v.New(session, base, nil); err != nil {
-			t.Errorf("New(s, %q, nil) = %v, want nil", base, err)
+	t.Run("ZeroOptionIgnored", func(t T) {
+		if _, err := s.v.New(session, base, zklocks.Option{}); err != nil {
+			t.Errorf("New(s, %q, zklocks.Option{}) = %v, want nil", base, err)
 		}
 	})
 	t.Run("GoodPathsAccepted", func(t T) {
@@ -256,6 +255,6 @@ func (s *suite) holderLocksAgain(t T, ctx context.Context, path string, a client
 
 // foreignOption is an option of no variant: every New must refuse it
 // rather than ignore it.
-var foreignOption zklocks.Option = func(o *lockopt.Options) { o.Set(foreignOptionName, true) }
+var foreignOption = zklocks.VariantOption(foreignOptionName, true)
 
 const foreignOptionName = "locktest.WithNothing"
