@@ -53,7 +53,7 @@
 //	lockq.Fixed.AwaitFree  internal/lockq/fixed.go  steps 2-3: the exists watch, the wait
 //
 // and Unlock: Mutex.Unlock, lockq.Slot.Unlock, lockq.Fixed.Release
-// (deleteIfOurs: the guarded delete, or deleteLater when it can not be
+// (deleteIfOurs: the guarded delete, or deleteIfOursLater when it can not be
 // sent now). A failed Lock ends in lockq.Fixed.Abandon. The
 // sequential lock runs through the same Slot with a lockq.Queue in place
 // of the lockq.Fixed: a diff of the two packages is the recipe change.

@@ -114,7 +114,7 @@ func (in *inspector) ensembleNow(ctx context.Context) (now *int64, note string, 
 		return nil, "", fmt.Errorf("write the clock probe %s: %w", clockProbe, err)
 	}
 	_, stat, err := in.client.Get(ctx, probe)
-	_ = in.client.DeleteNowOrLater(ctx, probe, -1) // our own fresh ephemeral node
+	_ = in.client.DeleteOwn(ctx, probe)
 	if err != nil {
 		return nil, "", fmt.Errorf("read the clock probe %s: %w", probe, err)
 	}

@@ -25,7 +25,7 @@ import (
 // queue decides by name: whether a create whose answer was lost was
 // applied (Take), whether the node we read back is the one we made
 // (claim), and whether a delete still removes our node and not the next
-// holder's (Release, deleteLater).
+// holder's (Release, deleteIfOursLater).
 type Fixed struct {
 	q *Queue // the client, the path, the config, and the retry pacing
 }
@@ -100,7 +100,7 @@ func (f *Fixed) Take(ctx context.Context, n *Node) (bool, error) {
 // it returns the session that answered, which owns the node. The request
 // itself does not take ctx: it must report its real outcome. When ctx
 // wins, that outcome is awaited in the background, and a node it made is
-// deleted if it is still ours (deleteLater).
+// deleted if it is still ours (deleteIfOursLater).
 func (f *Fixed) create(ctx context.Context, n *Node) (int64, error) {
 	c := f.q.c
 	answer := make(chan error, 1)
@@ -115,7 +115,7 @@ func (f *Fixed) create(ctx context.Context, n *Node) (int64, error) {
 		stamp := n.stamp()
 		go func() {
 			if err := <-answer; err == nil || zkop.Transient(err) {
-				f.deleteLater(stamp, 0)
+				f.deleteIfOursLater(stamp, 0)
 			}
 		}()
 		return 0, ctx.Err()
@@ -243,9 +243,9 @@ func (f *Fixed) Abandon(_ context.Context, n *Node) {
 	}
 	switch czxid := n.Token(); {
 	case czxid != 0:
-		f.deleteLater(nil, czxid)
+		f.deleteIfOursLater(nil, czxid)
 	case n.unsure:
-		f.deleteLater(n.stamp(), 0)
+		f.deleteIfOursLater(n.stamp(), 0)
 	}
 }
 
@@ -297,24 +297,24 @@ func (f *Fixed) deleteIfOurs(ctx context.Context, n *Node) error {
 		case errors.Is(err, zk.ErrNoNode):
 			return fmt.Errorf("%w: the node was deleted: %w", zklocks.ErrLockLost, err)
 		case zkop.Transient(err) || ctx.Err() != nil:
-			f.deleteLater(n.stamp(), n.czxid)
+			f.deleteIfOursLater(n.stamp(), n.czxid)
 			return nil
 		default:
 			return step("delete", ctx, err)
 		}
 	}
-	f.deleteLater(n.stamp(), n.czxid) // its version keeps changing: read and delete in the background
+	f.deleteIfOursLater(n.stamp(), n.czxid) // its version keeps changing: read and delete in the background
 	return nil
 }
 
-// deleteLater deletes the lock node in the background (zkop.Client.Later:
+// deleteIfOursLater deletes the lock node in the background (zkop.Client.Later:
 // while the connection keeps this session, until it is closed) if it
 // belongs to the session the connection has now and is that very node:
 // the one with czxid when czxid is not 0 (its data may have been written
 // since), else the one carrying stamp. A node that is gone or not ours
 // ends it. Each delete is checked against that session right before it is
 // sent (zkop.Client.DeleteOnSession).
-func (f *Fixed) deleteLater(stamp []byte, czxid int64) {
+func (f *Fixed) deleteIfOursLater(stamp []byte, czxid int64) {
 	c, path := f.q.c, f.q.path
 	sid := c.Conn.SessionID()
 	c.Later(func(ctx context.Context) (bool, error) {

@@ -12,10 +12,10 @@ import (
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
-// Release deletes our node after a hold, whatever its data version. When
-// the ensemble cannot be reached now (or ctx ends), the delete is done
-// later (zkop.Client.DeleteLater): the node does not outlive the
-// session. It stops the watch on our node first, so that our own delete
+// Release deletes our node after a hold, whatever its data version
+// (zkop.Client.DeleteOwn: when the ensemble cannot be reached now, or ctx
+// ends, the delete is done later, and the node does not outlive the
+// session). It stops the watch on our node first, so that our own delete
 // is not taken for a loss. It returns the loss (wrapping zklocks.ErrLockLost)
 // when the hold had ended before, or found our node gone; else the
 // delete's error, nil when it was done or is done later.
@@ -33,7 +33,7 @@ import (
 func (q *Queue) Release(ctx context.Context, n *Node) error {
 	n.mon.Release()
 	reason := n.mon.Err() // ErrReleased, unless the hold had ended before
-	err := q.deleteNowOrLater(ctx, n.path)
+	err := q.c.DeleteOwn(ctx, n.path)
 	if errors.Is(err, zk.ErrNoNode) && errors.Is(reason, hold.ErrReleased) {
 		// Gone after the monitor's last look: with the session (the delete
 		// ran on the next one), or deleted behind our back.
@@ -49,18 +49,6 @@ func (q *Queue) Release(ctx context.Context, n *Node) error {
 		return fmt.Errorf("delete %s: %w", n.path, err)
 	}
 	return nil
-}
-
-// deleteNowOrLater deletes one of our nodes by name, at any version; when
-// the ensemble cannot be reached now (or ctx ends) the delete is done
-// later and it returns nil. Other answers (no node, no auth) are returned.
-func (q *Queue) deleteNowOrLater(ctx context.Context, path string) error {
-	err := q.c.Delete(ctx, path, -1)
-	if err != nil && (zkop.Transient(err) || ctx.Err() != nil) {
-		q.c.DeleteLater(path, -1)
-		return nil
-	}
-	return err
 }
 
 // cleanupBudget bounds how long a failed acquisition goes on abandoning
@@ -91,7 +79,7 @@ func (q *Queue) Abandon(ctx context.Context, n *Node) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(q.c.SessionTimeout(), cleanupBudget))
 	defer cancel()
 	if n.path != "" {
-		_ = q.deleteNowOrLater(cctx, n.path)
+		_ = q.c.DeleteOwn(cctx, n.path)
 	}
 	if !n.unsure {
 		return

@@ -134,36 +134,41 @@ func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
 	}
 }
 
-// DeleteLater deletes path (at version, or, when version is -1, at
-// whatever version it has provided it is an ephemeral node of this
-// client's session) in the background with Later, retrying while the
-// ensemble cannot be reached.
-//
-// Besides Later's reasons it stops when the delete succeeded or found
-// no node (or, for a given version, a newer one).
-func (c *Client) DeleteLater(path string, version int32) {
+// The module deletes a node in two ways, each with one verb. A node whose
+// name is ours alone (a queue node, named with its acquisition's GUID) is
+// deleted by DeleteOwn: by name, at any version, at once or later. A node
+// at a path others use too (the naive lock's fixed path) is deleted only
+// while a read shows it is still the one we made, at the version read:
+// the naive lock's guarded delete, which lives with it (lockq.Fixed).
+
+// DeleteOwn deletes path, one of our own uniquely named nodes, at any
+// version. When the delete cannot complete now (ctx done, connection
+// down) it is handed to DeleteLater and DeleteOwn returns nil: the node
+// will not outlive the session. Other errors (no node, no auth) are
+// returned as they are.
+func (c *Client) DeleteOwn(ctx context.Context, path string) error {
+	err := c.Delete(ctx, path, -1)
+	if isTransient(err) || (err != nil && ctx.Err() != nil) {
+		c.DeleteLater(path)
+		return nil
+	}
+	return err
+}
+
+// DeleteLater is DeleteOwn in the background (Later), for a node whose
+// create the caller did not wait for: it deletes path only if it is an
+// ephemeral node of this client's session, retrying while the ensemble
+// cannot be reached, and stops once the delete succeeded or found no node
+// of ours.
+func (c *Client) DeleteLater(path string) {
 	sid := c.Conn.SessionID()
 	c.Later(func(ctx context.Context) (bool, error) {
-		err := c.deleteOurs(ctx, path, version, sid)
-		if err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		err := c.deleteOurs(ctx, path, sid)
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
 			return true, nil
 		}
 		return false, err
 	})
-}
-
-// DeleteNowOrLater deletes path at version (-1 as for DeleteLater), waiting at most until ctx is
-// done. When the delete cannot complete now (ctx done, connection down), it
-// is handed to DeleteLater and DeleteNowOrLater returns nil: the node
-// will not outlive the session. Other errors (no node, bad version, no
-// auth) are returned as they are.
-func (c *Client) DeleteNowOrLater(ctx context.Context, path string, version int32) error {
-	err := c.deleteOurs(ctx, path, version, c.Conn.SessionID())
-	if isTransient(err) {
-		c.DeleteLater(path, version)
-		return nil
-	}
-	return err
 }
 
 // Transient reports whether a request failed for want of a connection,
@@ -204,18 +209,13 @@ func isTransient(err error) bool {
 		errors.Is(err, zk.ErrClosing)
 }
 
-// deleteOurs deletes path at version. Version -1 never means "any node":
-// the node is read first and deleted at the version read, and only if it
-// is an ephemeral node of session sid. On a fixed path (the naive lock) a
-// blind delete could otherwise remove the node of the next holder. A
-// BadVersion then means that our own node was written between the read
-// and the delete (the semaphore's announcement can still be on its way):
-// it is read again, until ctx ends, and deleted only if it is still the
-// node first read (same czxid).
-func (c *Client) deleteOurs(ctx context.Context, path string, version int32, sid int64) error {
-	if version != -1 {
-		return c.Delete(ctx, path, version)
-	}
+// deleteOurs deletes path if it is an ephemeral node of session sid, at
+// the version read: the node may be a persistent parent, or come from a
+// create whose answer was lost. A BadVersion means that our own node was
+// written between the read and the delete (the semaphore's announcement
+// can still be on its way): it is read again, until ctx ends, and deleted
+// only if it is still the node first read (same czxid).
+func (c *Client) deleteOurs(ctx context.Context, path string, sid int64) error {
 	var czxid int64 // of the node first read
 	for {
 		_, stat, err := c.GetSynced(ctx, path) // the create may be one whose answer was lost

@@ -11,7 +11,7 @@ import (
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
-// DeleteLater with version -1 reads our node and deletes it at the
+// DeleteLater reads our node and deletes it at the
 // version it read. Our own node can be written between that read and the
 // delete (the semaphore's announcement goes out in the background too),
 // and the delete then fails with BadVersion: that is no reason to leave
@@ -42,7 +42,7 @@ func TestDeleteLaterOutlastsAWriteBetweenItsReadAndItsDelete(t *testing.T) {
 		}
 		return zktest.Pass
 	})
-	c.DeleteLater(node, -1)
+	c.DeleteLater(node)
 	select {
 	case err := <-written:
 		if err != nil {

@@ -38,7 +38,7 @@ func TestDeleteLaterOutlastsAStalledReconnection(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the connection never reported the loss of its server")
 	}
-	c.DeleteLater(node, -1)
+	c.DeleteLater(node)
 	time.Sleep(300 * time.Millisecond) // the fault: the loop stays held this long
 	gate.Open()
 

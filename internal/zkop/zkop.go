@@ -177,7 +177,7 @@ func (c *Client) Create(ctx context.Context, path string, data []byte, flags int
 		return c.Conn.Create(path, data, flags, acl)
 	}, func(created string, err error) {
 		if err == nil {
-			c.DeleteLater(created, -1)
+			c.DeleteLater(created)
 		}
 	})
 }
