@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zklocks/zklocks"
+	"github.com/zklocks/zklocks/internal/hold"
 	"github.com/zklocks/zklocks/internal/lockbase"
 	"github.com/zklocks/zklocks/internal/lockopt"
 	"github.com/zklocks/zklocks/internal/lockq"
@@ -91,7 +92,7 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 	}
 	cfg := lockq.Config{Data: encodeLease(m.lease, false), ACL: b.ACL}
 	if m.lease > 0 {
-		cfg.Evicted = ErrEvicted // only a judge deletes a node that declares a lease
+		cfg.NameLoss = evicted
 	}
 	m.base, m.q = b, lockq.New(b.Client, path, cfg)
 	m.slot = lockq.NewSlot(&m.mu, m.q)
@@ -245,3 +246,12 @@ func (m *Mutex) Evictions() int64 { return m.evictions.Load() }
 // Stats returns the ZooKeeper traffic of this Mutex so far: the queue's
 // requests plus the lease's stamps, renewals, checks and evictions.
 func (m *Mutex) Stats() zklocks.Stats { return m.base.Stats() }
+
+// evicted names a hold's loss: only a judge deletes a node that declares
+// a lease, so our node deleted by another client means we were evicted.
+func evicted(reason error) error {
+	if errors.Is(reason, hold.ErrNodeDeleted) {
+		return fmt.Errorf("%w: %w", ErrEvicted, reason)
+	}
+	return reason
+}

@@ -21,10 +21,11 @@ import (
 type Config struct {
 	Data []byte   // our node's data
 	ACL  []zk.ACL // of our node and of the lock path and parents it makes
-	// Evicted, when set, is what our held node deleted by another client
-	// means (the timeout lock's ErrEvicted: with a lease, only a judge
-	// deletes a holder's node); a hold's loss says it beside the reason.
-	Evicted error
+	// NameLoss, when set, says in the variant's own words why a hold
+	// ended: it returns the reason, wrapped in the variant's error or as
+	// it is (the timeout lock calls a node deleted under a lease
+	// "evicted"). The queue itself knows no variant's reasons.
+	NameLoss func(reason error) error
 }
 
 // WhileWaiting is what a variant does while it waits (the timeout lock
@@ -169,10 +170,10 @@ func (q *Queue) FirstOf(ctx context.Context, blocks func(name string) bool) (str
 // lost is a loss of our node for the given reason.
 func (q *Queue) lost(reason error) error { return fmt.Errorf("%w: %w", zklocks.ErrLockLost, reason) }
 
-// named is the reason a hold ended, as the lock names it (Evicted).
+// named is the reason a hold ended, as the lock names it (NameLoss).
 func (c Config) named(reason error) error {
-	if c.Evicted != nil && errors.Is(reason, hold.ErrNodeDeleted) {
-		return fmt.Errorf("%w: %w", c.Evicted, reason)
+	if c.NameLoss != nil {
+		return c.NameLoss(reason)
 	}
 	return reason
 }
