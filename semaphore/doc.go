@@ -47,9 +47,9 @@
 //	Semaphore.lock                semaphore/recipe.go        the steps above
 //	lockq.Queue.Join              internal/lockq/join.go     step 1, as for the mutex
 //	lockq.Queue.Line              internal/lockq/line.go     step 2; Ahead decides 3, 4 or 5
-//	lockq.Queue.AwaitQueueChange  internal/lockq/permits.go  step 4: the first waiter's child watch
-//	lockq.Queue.AwaitGone         internal/lockq/wait.go     step 5, with the hook lockq.SeesPromoted
-//	lockq.Queue.Announce          internal/lockq/permits.go  step 3 after a wait: "held" into our node
+//	lockq.Queue.AwaitQueueChange  internal/lockq/watchall.go  step 4: the first waiter's child watch
+//	lockq.Queue.AwaitGone         internal/lockq/wait.go      step 5, with the hook seesPromoted
+//	lockq.Queue.Mark              internal/lockq/watchall.go  step 3 after a wait: "held" into our node
 //
 // and Unlock: Semaphore.Unlock, lockq.Slot.Unlock, lockq.Queue.Release
 // (leave.go: our node deleted by name, or later when it can not be sent

@@ -12,8 +12,7 @@ import (
 // nodes hold instead of the first one. A release can let in only the
 // first waiter, the node just behind the holders, so it alone watches the
 // queue; every other waiter watches its predecessor, as in the mutex, and
-// a waiter that is let in announces it to the one behind (the client
-// below, internal/lockq, permits.go).
+// a waiter that is let in announces it to the one behind (promoted.go).
 func (s *Semaphore) lock(ctx context.Context, n *lockq.Node, wait bool) error {
 	// 1. Join the queue: create an EPHEMERAL_SEQUENTIAL child of the path.
 	if err := s.q.Join(ctx, n); err != nil {
@@ -32,7 +31,7 @@ func (s *Semaphore) lock(ctx context.Context, n *lockq.Node, wait bool) error {
 		//    be the first waiter (with N = 1 that one already watches us).
 		if line.Ahead < s.permits {
 			if waited && s.permits > 1 {
-				s.q.Announce(ctx, n)
+				s.q.Mark(ctx, n, promoted)
 			}
 			return nil
 		}
@@ -48,7 +47,7 @@ func (s *Semaphore) lock(ctx context.Context, n *lockq.Node, wait bool) error {
 		if line.Ahead == s.permits && s.permits > 1 {
 			err = s.q.AwaitQueueChange(ctx, n, s.permits)
 		} else {
-			_, err = s.q.AwaitGone(ctx, n, line, lockq.SeesPromoted)
+			_, err = s.q.AwaitGone(ctx, n, line, seesPromoted)
 		}
 		if err != nil {
 			return err

@@ -35,6 +35,10 @@ type Config struct {
 // wait at once for a new listing; an error ends the acquisition.
 type WhileWaiting func(ctx context.Context, w Wait) (again time.Duration, err error)
 
+// ListNow is what a WhileWaiting hook returns to end the wait at once and
+// have the queue listed again.
+const ListNow time.Duration = -1
+
 // Wait is the queue as a waiter sees it when it is about to wait.
 type Wait struct {
 	Head     string   // the head's full path, as of the last listing

@@ -1,43 +1,19 @@
 package lockq
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
 )
 
-// What the semaphore adds to the queue: the first waiter's wait and the
-// promotion's announcement. With N permits, the first N nodes of the
-// queue hold; only the node just behind them, the first waiter, can be
-// let in by a release, and by any holder's release, so it alone watches
-// the whole queue. Every later waiter watches its predecessor, as in the
-// mutex. When a waiter is let in, the waiter behind it has become the
-// first waiter without any node of the queue going away: the one let in
-// tells it, by writing its own node (Announce), which fires the data
-// watch the waiter behind keeps on it.
-
-// Promoted is the data a node that was let in writes to announce it.
-var Promoted = []byte("held")
-
-// ListNow is what a WhileWaiting hook returns to end the wait at once and
-// have the queue listed again.
-const ListNow time.Duration = -1
-
-// SeesPromoted is the wait hook of a waiter behind another waiter: a
-// predecessor whose data already says Promoted was let in after our last
-// listing, so we may be the first waiter now.
-func SeesPromoted(_ context.Context, w Wait) (time.Duration, error) {
-	if bytes.Equal(w.PredData, Promoted) {
-		return ListNow, nil
-	}
-	return 0, nil
-}
+// The whole queue's watch, for a variant where a waiter can be let in by
+// the release of any node ahead of it, not only its predecessor's (the
+// semaphore's first waiter), and the write with which a node that was let
+// in tells the waiter behind it (Mark).
 
 // AwaitQueueChange is the first waiter's wait: it sets a child watch on
 // the lock path and waits until the queue changes, our node is lost, or
@@ -99,18 +75,19 @@ func before(kids []string, name string) (int, bool) {
 	return 0, false
 }
 
-// Announce writes Promoted into our node, to wake the waiter behind it
-// (see the top of this file). By name, at any version: the name is ours
-// alone. A write that can not go now is done later: the waiter behind
-// must learn it while our node lives.
-func (q *Queue) Announce(ctx context.Context, n *Node) {
+// Mark writes data into our node, by name, at any version (the name is
+// ours alone): the write fires the data watch the waiter behind us keeps
+// on our node (the semaphore marks a node that was let in). A write that
+// cannot go now is done later: the waiter behind must learn it while our
+// node lives.
+func (q *Queue) Mark(ctx context.Context, n *Node, data []byte) {
 	path := n.Path()
-	_, err := q.c.Set(ctx, path, Promoted, -1)
+	_, err := q.c.Set(ctx, path, data, -1)
 	if err == nil || !(retryable(ctx, err) || ctx.Err() != nil) {
 		return // done, or refused (no node: the waiter behind is woken by the delete)
 	}
 	q.c.Later(func(ctx context.Context) (bool, error) {
-		_, err := q.c.Set(ctx, path, Promoted, -1)
+		_, err := q.c.Set(ctx, path, data, -1)
 		if errors.Is(err, zk.ErrNoNode) {
 			return true, nil
 		}
