@@ -80,6 +80,7 @@ func (c *checker) check(d *doc) []Problem {
 	probs = append(probs, checkLessonLength(d)...)
 	probs = append(probs, c.checkZh(d)...)
 	probs = append(probs, c.checkLedger(d)...)
+	probs = append(probs, c.checkHourPath(d)...)
 	slices.SortStableFunc(probs, func(a, b Problem) int { return a.Line - b.Line })
 	return probs
 }
