@@ -41,20 +41,21 @@
 //
 // # Through the code
 //
-// The package is its recipe and a shell; what the recipe calls lives in
-// internal/lockq, shared with the queue-based locks. A Lock call goes:
+// The package is its recipe, a shell, and its lock node (fixed.go),
+// which a lockq.Slot drives as it drives the other locks' queue.
+// A Lock call goes:
 //
-//	Mutex.Lock             naive/mutex.go           prefixes errors
-//	lockq.Slot.Take        internal/lockq/slot.go   idle -> acquiring -> held, the log
-//	Mutex.lock             naive/recipe.go          the steps above
-//	lockq.Fixed.Take       internal/lockq/fixed.go  step 1: the stamped create, the parents,
-//	                                                findOwn after a lost answer, claim
-//	hold.WatchQueued       internal/hold/hold.go    claim's read-back: the watch behind Done
-//	lockq.Fixed.AwaitFree  internal/lockq/fixed.go  steps 2-3: the exists watch, the wait
+//	Mutex.Lock          naive/mutex.go          prefixes errors
+//	lockq.Slot.Take     internal/lockq/slot.go  idle -> acquiring -> held, the log
+//	Mutex.lock          naive/recipe.go         the steps above
+//	lockNode.Take       naive/fixed.go          step 1: the stamped create, the parents,
+//	                                            findOwn after a lost answer, claim
+//	hold.WatchQueued    internal/hold/hold.go   claim's read-back: the watch behind Done
+//	lockNode.AwaitFree  naive/fixed.go          steps 2-3: the exists watch, the wait
 //
-// and Unlock: Mutex.Unlock, lockq.Slot.Unlock, lockq.Fixed.Release
-// (deleteIfOurs: the guarded delete, or deleteIfOursLater when it can not be
-// sent now). A failed Lock ends in lockq.Fixed.Abandon. The
-// sequential lock runs through the same Slot with a lockq.Queue in place
-// of the lockq.Fixed: a diff of the two packages is the recipe change.
+// and Unlock: Mutex.Unlock, lockq.Slot.Unlock, lockNode.Release
+// (deleteIfOurs: the guarded delete, or deleteIfOursLater when it can not
+// be sent now). A failed Lock ends in lockNode.Abandon. The sequential
+// lock runs through the same Slot with a lockq.Queue in place of the
+// lockNode: a diff of their recipes is the recipe change.
 package naive

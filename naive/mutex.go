@@ -24,7 +24,7 @@ import (
 // fence a write the way zklocks.SetIfHeld does (see zklocks.NodeHolder).
 type Mutex struct {
 	base *lockbase.Base
-	f    *lockq.Fixed
+	f    *lockNode
 
 	mu   sync.Mutex
 	slot *lockq.Slot // idle, acquiring or held; guarded by mu
@@ -40,7 +40,7 @@ func New(s *zklocks.Session, path string, opts ...zklocks.Option) (*Mutex, error
 	if err != nil {
 		return nil, err
 	}
-	m := &Mutex{base: b, f: lockq.NewFixed(b.Client, path, lockq.Config{ACL: b.ACL})}
+	m := &Mutex{base: b, f: &lockNode{c: b.Client, path: path, cfg: lockq.Config{ACL: b.ACL}}}
 	m.slot = lockq.NewSlot(&m.mu, m.f)
 	return m, nil
 }

@@ -10,8 +10,8 @@ import (
 
 // lock is the recipe of docs/01-naive.md: the lock is one
 // ephemeral node at a fixed path; whoever creates it holds the lock, and
-// everybody else watches it and tries again when it goes. The fixed-path
-// client below (internal/lockq, fixed.go) does the rest: the stamp that
+// everybody else watches it and tries again when it goes. The lock node
+// (fixed.go) does the rest: the stamp that
 // tells our node from another holder's, finding our node after a lost
 // answer, the parents, the watch on our node, the guarded delete.
 func (m *Mutex) lock(ctx context.Context, n *lockq.Node, wait bool) error {

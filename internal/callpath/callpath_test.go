@@ -106,16 +106,16 @@ func TestLockTreeStopsAtZooKeeper(t *testing.T) {
 }
 
 // The keeper interface that Slot calls its queue through resolves to the
-// queue the variant builds: lockq.Fixed for naive, lockq.Queue for
+// queue the variant builds: naive.lockNode for naive, lockq.Queue for
 // sequential, not both (as class hierarchy analysis would have it).
 func TestInterfaceCallsReachTheVariantsQueue(t *testing.T) {
 	_, seq := tree(t, "sequential.Mutex.Lock")
 	_, naive := tree(t, "naive.Mutex.Lock")
-	if !strings.Contains(naive, " lockq.Fixed.Take  ") || strings.Contains(naive, " lockq.Queue.Join") {
-		t.Error("naive's Lock should take lockq.Fixed.Take, not lockq.Queue.Join")
+	if !strings.Contains(naive, " naive.lockNode.Take  ") || strings.Contains(naive, " lockq.Queue.Join") {
+		t.Error("naive's Lock should take naive.lockNode.Take, not lockq.Queue.Join")
 	}
-	if !strings.Contains(seq, " lockq.Queue.Join  ") || strings.Contains(seq, " lockq.Fixed.") {
-		t.Error("sequential's Lock should join through lockq.Queue.Join and call nothing of lockq.Fixed")
+	if !strings.Contains(seq, " lockq.Queue.Join  ") || strings.Contains(seq, " naive.lockNode.") {
+		t.Error("sequential's Lock should join through lockq.Queue.Join and call nothing of naive.lockNode")
 	}
 }
 

@@ -54,10 +54,10 @@ func newGraph(variant *packages.Package) *graph {
 // callGraph resolves the calls of prog. Of x/tools' algorithms, static
 // resolves no call through an interface or a func value, and the recipes
 // run on both: Slot.Take calls the lock through a func value and its
-// queue through the keeper interface, so static's sequential.Mutex.Lock
+// queue through the Keeper interface, so static's sequential.Mutex.Lock
 // never reaches the recipe. cha resolves an interface call to every
 // method of that name and signature in the program, so the sequential
-// lock's Slot would also call lockq.Fixed's (the naive lock's queue),
+// lock's Slot would also call the naive lock's lockNode,
 // and an err.Error() lockerr.Error's. vta (variable type analysis) keeps,
 // of cha's answer, the types whose values can flow to the call: the queue
 // the Slot was built with, the func passed in. It takes well under a

@@ -31,15 +31,11 @@
 //     in the background until it is done or the session is gone
 //     (zkop.Client.Later).
 //   - lost: the hold ended without a release (internal/hold's reasons).
-//   - fixed: the naive lock's node, which is the lock path itself
-//     (Fixed). The path can not say whose node is there, so every create
-//     of one acquisition writes its GUID as the node's data (the stamp),
-//     and the node is deleted only after a read shows our session, our
-//     czxid and our stamp, at the version read.
 //   - slot: one contender's cycle, idle, acquiring, held (Slot): what its
 //     Token, Done, Err and Node report, and its operation log. The
 //     naive and sequential locks have one, the read-write lock one per
-//     side.
+//     side. A Slot drives a Keeper: a Queue, or the naive lock's fixed
+//     node (naive/fixed.go), which uses this package's Node and Slot.
 //
 // # What it hides
 //
@@ -48,9 +44,7 @@
 // grows, and only once the client has a session again, so that nothing
 // is sent on a closed connection; a few failures in a row while joining
 // or abandoning mean the connection is gone for good. The lock path is
-// made on first use, as a container node (a Fixed lock's parents as
-// persistent ones). Our node is watched from its create on
+// made on first use, as a container node. Our node is watched from its create on
 // (internal/hold), so a loss ends the wait. Deletes of a queue node go by
-// name at any version, since the GUID makes the name ours alone; a Fixed
-// node's delete is guarded by a read (fixed.go).
+// name at any version, since the GUID makes the name ours alone.
 package lockq

@@ -111,7 +111,7 @@ func (q *Queue) findAfterLoss(ctx context.Context, n *Node, err error) ([]string
 		if err == nil {
 			return names, nil
 		}
-		if !retryable(ctx, err) {
+		if !zkop.Retryable(ctx, err) {
 			return nil, err
 		}
 		if err := q.retryWhenBack(ctx, b, err, 0, nil); err != nil {
@@ -157,7 +157,7 @@ func (q *Queue) adopt(ctx context.Context, n *Node, name string) (bool, error) {
 			return true, nil
 		case errors.Is(err, hold.ErrSessionExpired), errors.Is(err, hold.ErrNodeDeleted):
 			return false, nil
-		case retryable(ctx, err):
+		case zkop.Retryable(ctx, err):
 			if err := q.retryWhenBack(ctx, &n.fails, err, 0, nil); err != nil {
 				return false, err
 			}

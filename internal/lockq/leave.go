@@ -43,7 +43,7 @@ func (q *Queue) Release(ctx context.Context, n *Node) error {
 		}
 	}
 	if !errors.Is(reason, hold.ErrReleased) {
-		return q.cfg.holdLost(reason)
+		return q.cfg.HoldLost(reason)
 	}
 	if err != nil {
 		return fmt.Errorf("delete %s: %w", n.path, err)

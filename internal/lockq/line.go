@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
 )
 
 // Line is one listing of the queue, seen from our node.
@@ -63,7 +64,7 @@ func (q *Queue) Line(ctx context.Context, n *Node) (Line, error) {
 	var b backoff
 	for {
 		l, err := q.line(ctx, n)
-		if err == nil || !retryable(ctx, err) {
+		if err == nil || !zkop.Retryable(ctx, err) {
 			return l, err
 		}
 		if err := q.retryWhenBack(ctx, &b, err, 0, n.mon); err != nil {

@@ -92,9 +92,6 @@ type Node struct {
 	fails backoff
 	// parents counts the creates that found the lock path missing.
 	parents int
-	// sid is the session that made the node of a Fixed lock, whose
-	// delete checks it: the path alone can not say whose node it is.
-	sid int64
 	// watched is the predecessor our data watch is on, ev that watch
 	// (nil when none is set): a wait that ends without the predecessor
 	// gone keeps it for the next.
@@ -113,6 +110,23 @@ func NewNode(log *oplog.Log) *Node { return &Node{GUID: newGUID(), log: log} }
 
 // Monitor returns the watch on our node (nil before Join has made it).
 func (n *Node) Monitor() *hold.Monitor { return n.mon }
+
+// Log returns the acquisition's operation log, nil when it is off.
+func (n *Node) Log() *oplog.Log { return n.log }
+
+// Unsure reports whether a create of this acquisition may have been
+// applied without our learning of it (MarkUnsure).
+func (n *Node) Unsure() bool { return n.unsure }
+
+// MarkUnsure records that a create's outcome is unknown (its answer was
+// lost, or ctx ended while it was in flight): the clean-up must then look
+// for a node it never heard of.
+func (n *Node) MarkUnsure() { n.unsure = true }
+
+// SetHeld records the node at path, created at czxid and watched by mon,
+// as our node: for a keeper other than the Queue, whose node has no name
+// of its own in a queue.
+func (n *Node) SetHeld(path string, czxid int64, mon *hold.Monitor) { n.set("", path, czxid, mon) }
 
 // Path returns our node's full path, "" until Join has found it.
 func (n *Node) Path() string {
@@ -182,10 +196,10 @@ func (c Config) named(reason error) error {
 	return reason
 }
 
-// holdLost is the loss of a hold for reason: named, and wrapping Lost
-// unless it does already (a loss the lock found itself and told the
-// monitor with Lose).
-func (c Config) holdLost(reason error) error {
+// HoldLost is the loss of a hold for reason: named (NameLoss), and
+// wrapping zklocks.ErrLockLost unless it does already (a loss the lock
+// found itself and told the monitor with Lose).
+func (c Config) HoldLost(reason error) error {
 	if reason = c.named(reason); errors.Is(reason, zklocks.ErrLockLost) {
 		return reason
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/zklocks/zklocks/internal/zkop"
 )
 
-// Slot is one contender's cycle around a Queue or a Fixed lock node: idle
+// Slot is one contender's cycle around a Keeper (a Queue, or the naive
+// lock's fixed node): idle
 // (no node), acquiring (a Node on its way), held (the Node holds the
 // lock). It
 // keeps what the lock's Token, Done, Err and Node report, and books the
@@ -23,7 +24,7 @@ import (
 // others take it.
 type Slot struct {
 	mu    *sync.Mutex
-	k     keeper
+	k     Keeper
 	state slotState
 	cur   *Node       // the acquisition under way or the hold, nil when idle
 	log   *oplog.Hold // the hold's operation log, nil when off
@@ -38,19 +39,24 @@ const (
 	slotHeld
 )
 
-// keeper is where a Slot's nodes live: a Queue, or a Fixed lock node.
-type keeper interface {
+// Keeper is where a Slot's nodes live: a Queue, or a primitive of its own
+// built on the same Node (the naive lock's fixed node, naive/fixed.go).
+type Keeper interface {
+	// Abandon undoes an acquisition that failed.
 	Abandon(ctx context.Context, n *Node)
+	// Release ends a hold, and returns its loss when it had ended before.
 	Release(ctx context.Context, n *Node) error
-	client() *zkop.Client
-	config() Config
+	// Client is the client the keeper sends its requests with.
+	Client() *zkop.Client
+	// Config is what the lock told the keeper.
+	Config() Config
 }
 
-func (q *Queue) client() *zkop.Client { return q.c }
-func (q *Queue) config() Config       { return q.cfg }
+// Config returns what the lock told the Queue.
+func (q *Queue) Config() Config { return q.cfg }
 
-// NewSlot returns an idle Slot of k (a *Queue or a *Fixed), guarded by mu.
-func NewSlot(mu *sync.Mutex, k keeper) *Slot { return &Slot{mu: mu, k: k} }
+// NewSlot returns an idle Slot of k, guarded by mu.
+func NewSlot(mu *sync.Mutex, k Keeper) *Slot { return &Slot{mu: mu, k: k} }
 
 // IdleLocked reports whether the slot has no node.
 func (s *Slot) IdleLocked() bool { return s.state == slotIdle }
@@ -83,7 +89,7 @@ func (s *Slot) Take(ctx context.Context, log *oplog.Log, lock func(n *Node) erro
 // the acquisition may begin, and must refuse it unless the slot is idle.
 // Once admitted, the slot is acquiring and lock runs the recipe for a new
 // Node. When lock fails, the Node is abandoned (Queue.Abandon,
-// Fixed.Abandon) and the slot is idle again; the failure is logged unless
+// the naive lock's lockNode.Abandon) and the slot is idle again; the failure is logged unless
 // it is a TryLock's "taken" (zklocks.ErrLocked). When it succeeds, the slot holds the
 // lock from now on.
 func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, lock func(n *Node) error) error {
@@ -107,7 +113,7 @@ func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, l
 		// Then it was never held: the caller must not be told otherwise.
 		n.Monitor().Acquired(ctx)
 		if lost := n.Monitor().Err(); lost != nil {
-			err = s.k.config().holdLost(lost)
+			err = s.k.Config().HoldLost(lost)
 		}
 	}
 	if err != nil {
@@ -122,10 +128,10 @@ func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, l
 	}
 	var hl *oplog.Hold
 	if log != nil {
-		hl = log.Acquire(ctx, n.Path(), n.Token(), s.k.client().Conn.SessionID(), start)
+		hl = log.Acquire(ctx, n.Path(), n.Token(), s.k.Client().Conn.SessionID(), start)
 		// The loss is logged when the monitor sees it, not when the owner
 		// next looks.
-		n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), s.k.config().named(reason)) })
+		n.Monitor().OnLoss(func(reason error) { hl.Lost(context.Background(), s.k.Config().named(reason)) })
 	}
 	s.mu.Lock()
 	s.state, s.lost, s.log = slotHeld, nil, hl
@@ -133,7 +139,7 @@ func (s *Slot) TakeIf(ctx context.Context, log *oplog.Log, admit func() error, l
 	return nil
 }
 
-// Release ends the hold: it deletes the node (Queue.Release, Fixed.Release) and logs the
+// Release ends the hold: it deletes the node (Queue.Release, or the naive lock's lockNode.Release) and logs the
 // release or the loss. held is false, and nothing is done, when the slot
 // does not hold the lock.
 func (s *Slot) Release(ctx context.Context) (held bool, err error) {
@@ -224,7 +230,7 @@ func (s *Slot) LostLocked() error {
 		return nil
 	}
 	if err := s.cur.Monitor().Err(); err != nil && !errors.Is(err, hold.ErrReleased) {
-		return s.k.config().holdLost(err)
+		return s.k.Config().HoldLost(err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
 )
 
 // AwaitGone watches our predecessor in line l, and only it, and waits. It
@@ -74,7 +75,7 @@ func (q *Queue) watch(ctx context.Context, n *Node, l Line, b *backoff) (bool, e
 		case errors.Is(err, zk.ErrNoNode):
 			n.ev = nil
 			return false, nil
-		case retryable(ctx, err):
+		case zkop.Retryable(ctx, err):
 			if err := q.retryWhenBack(ctx, b, err, 0, n.mon); err != nil {
 				return false, err
 			}

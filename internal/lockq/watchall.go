@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/zkop"
 )
 
 // The whole queue's watch, for a variant where a waiter can be let in by
@@ -28,7 +29,7 @@ func (q *Queue) AwaitQueueChange(ctx context.Context, n *Node, ahead int) error 
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return q.lost(q.goneReason(n))
-		case retryable(ctx, err):
+		case zkop.Retryable(ctx, err):
 			if err := q.retryWhenBack(ctx, &b, err, 0, n.mon); err != nil {
 				return err
 			}
@@ -83,7 +84,7 @@ func before(kids []string, name string) (int, bool) {
 func (q *Queue) Mark(ctx context.Context, n *Node, data []byte) {
 	path := n.Path()
 	_, err := q.c.Set(ctx, path, data, -1)
-	if err == nil || !(retryable(ctx, err) || ctx.Err() != nil) {
+	if err == nil || !(zkop.Retryable(ctx, err) || ctx.Err() != nil) {
 		return // done, or refused (no node: the waiter behind is woken by the delete)
 	}
 	q.c.Later(func(ctx context.Context) (bool, error) {

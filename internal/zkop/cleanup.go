@@ -139,7 +139,7 @@ func (c *Client) AwaitSession(ctx context.Context, within time.Duration) error {
 // deleted by DeleteOwn: by name, at any version, at once or later. A node
 // at a path others use too (the naive lock's fixed path) is deleted only
 // while a read shows it is still the one we made, at the version read:
-// the naive lock's guarded delete, which lives with it (lockq.Fixed).
+// the naive lock's guarded delete, which lives with it (naive/fixed.go).
 
 // DeleteOwn deletes path, one of our own uniquely named nodes, at any
 // version. When the delete cannot complete now (ctx done, connection

@@ -1,4 +1,4 @@
-package lockq
+package naive
 
 import (
 	"bytes"
@@ -10,13 +10,15 @@ import (
 
 	"github.com/zklocks/zklocks"
 	"github.com/zklocks/zklocks/internal/hold"
+	"github.com/zklocks/zklocks/internal/lockq"
 	"github.com/zklocks/zklocks/internal/zkop"
 	"github.com/zklocks/zklocks/internal/zkpath"
 )
 
-// Fixed is the naive lock's primitive: the lock is one EPHEMERAL node at
-// the lock path itself, whoever holds it. It is the queue's counterpart
-// for a lock without a queue, and a Slot drives it the same way.
+// lockNode is the naive lock's primitive: the lock is one EPHEMERAL node
+// at the lock path itself, whoever holds it. It is the queue's
+// counterpart (internal/lockq) for a lock without a queue, and a
+// lockq.Slot drives it the same way.
 //
 // The path is the same for every holder, so it can not say whose node is
 // there; the node's data can. Every create of one acquisition writes the
@@ -26,39 +28,48 @@ import (
 // applied (Take), whether the node we read back is the one we made
 // (claim), and whether a delete still removes our node and not the next
 // holder's (Release, deleteIfOursLater).
-type Fixed struct {
-	q *Queue // the client, the path, the config, and the retry pacing
+type lockNode struct {
+	c    *zkop.Client
+	path string
+	cfg  lockq.Config
+	// sid is the session that made the node of the current hold, whose
+	// delete checks it. A Mutex acquires one hold at a time (its Slot),
+	// and the Slot's mutex orders the hold's Take before its Release.
+	sid int64
 }
 
-// NewFixed returns the fixed-path primitive of the lock at path.
-func NewFixed(c *zkop.Client, path string, cfg Config) *Fixed {
-	return &Fixed{q: New(c, path, cfg)}
-}
-
-func (f *Fixed) client() *zkop.Client { return f.q.c }
-func (f *Fixed) config() Config       { return f.q.cfg }
+// maxRetries bounds the creates in a row that find the session expired.
+const maxRetries = 6
 
 // stamp is the data of every create of n's acquisition.
-func (n *Node) stamp() []byte { return []byte(n.GUID) }
+func stamp(n *lockq.Node) []byte { return []byte(n.GUID) }
+
+// Client returns the client the lock node's requests go through.
+func (f *lockNode) Client() *zkop.Client { return f.c }
+
+// Config returns what the lock told its lock node.
+func (f *lockNode) Config() lockq.Config { return f.cfg }
 
 // Take creates the lock node, stamped, and claims it (step 1 of the naive
 // recipe). It reports false, with no error, when another session's node
 // is there: the lock is taken.
 //
-// After a create whose outcome is unknown (n.unsure), a node that exists
+// After a create whose outcome is unknown (n.Unsure), a node that exists
 // may be that very create, applied late or missed by the look after it:
 // then a NodeExists looks at the node first, or the caller would wait for
-// its own node to go. The parents are made once; a create that finds the
-// session expired is tried again on the next session (maxRetries in a
-// row); one whose connection went while it was in flight looks for its
-// node once the client is back (findOwn).
-func (f *Fixed) Take(ctx context.Context, n *Node) (bool, error) {
+// its own node to go. The parents are made once a call; a create that
+// finds the session expired is tried again on the next session
+// (maxRetries in a row); one whose connection went while it was in flight
+// looks for its node once the client is back (findOwn).
+func (f *lockNode) Take(ctx context.Context, n *lockq.Node) (bool, error) {
+	var expired zkop.Backoff // creates in a row that found the session expired
+	parents := false
 	for {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
 		sid, err := f.create(ctx, n)
-		if errors.Is(err, zk.ErrNodeExists) && n.unsure {
+		if errors.Is(err, zk.ErrNodeExists) && n.Unsure() {
 			if ok, ferr := f.findOwn(ctx, n, err); ok || ferr != nil {
 				return ok, ferr
 			}
@@ -70,23 +81,23 @@ func (f *Fixed) Take(ctx context.Context, n *Node) (bool, error) {
 			return false, err
 		case errors.Is(err, zk.ErrNodeExists):
 			return false, nil
-		case errors.Is(err, zk.ErrNoNode) && n.parents < 1:
-			n.parents++
+		case errors.Is(err, zk.ErrNoNode) && !parents:
+			parents = true
 			// Persistent parents: the lock node is the path itself, so
 			// there is no container of ours to make.
-			if err := f.q.c.EnsureParents(ctx, f.q.path, zkpath.Ancestors(f.q.path), false, f.q.cfg.ACL); err != nil {
+			if err := f.c.EnsureParents(ctx, f.path, zkpath.Ancestors(f.path), false, f.cfg.ACL); err != nil {
 				return false, step("create the parents", ctx, err)
 			}
 		case errors.Is(err, zk.ErrSessionExpired):
 			// The node, if the create made it, went with that session.
-			if err := f.q.pause(ctx, &n.fails, err, maxRetries, nil); err != nil {
+			if err := zkop.Pause(ctx, &expired, err, maxRetries, nil); err != nil {
 				return false, step("create", ctx, err)
 			}
 		case zkop.Transient(err):
 			// Applied with its answer lost (ErrConnectionClosed, or the
 			// raw network error when the connection broke as it was
 			// written), or never sent (ErrNoServer): the look tells.
-			n.unsure = true
+			n.MarkUnsure()
 			if ok, ferr := f.findOwn(ctx, n, err); ok || ferr != nil {
 				return ok, ferr
 			}
@@ -101,18 +112,18 @@ func (f *Fixed) Take(ctx context.Context, n *Node) (bool, error) {
 // itself does not take ctx: it must report its real outcome. When ctx
 // wins, that outcome is awaited in the background, and a node it made is
 // deleted if it is still ours (deleteIfOursLater).
-func (f *Fixed) create(ctx context.Context, n *Node) (int64, error) {
-	c := f.q.c
+func (f *lockNode) create(ctx context.Context, n *lockq.Node) (int64, error) {
+	c := f.c
 	answer := make(chan error, 1)
 	go func() {
-		_, err := c.Create(context.WithoutCancel(ctx), f.q.path, n.stamp(), zk.FlagEphemeral, f.q.cfg.ACL)
+		_, err := c.Create(context.WithoutCancel(ctx), f.path, stamp(n), zk.FlagEphemeral, f.cfg.ACL)
 		answer <- err
 	}()
 	select {
 	case err := <-answer:
 		return c.Conn.SessionID(), err
 	case <-ctx.Done():
-		stamp := n.stamp()
+		stamp := stamp(n)
 		go func() {
 			if err := <-answer; err == nil || zkop.Transient(err) {
 				f.deleteIfOursLater(stamp, 0)
@@ -130,27 +141,27 @@ func (f *Fixed) create(ctx context.Context, n *Node) (int64, error) {
 // while ctx allows (an outage is no reason to give up), and gives up at
 // once when the connection has been closed or a read is refused; Abandon
 // then deletes our node, if there is one, in the background.
-func (f *Fixed) findOwn(ctx context.Context, n *Node, err error) (bool, error) {
-	c := f.q.c
-	var b backoff
+func (f *lockNode) findOwn(ctx context.Context, n *lockq.Node, err error) (bool, error) {
+	c := f.c
+	var b zkop.Backoff
 	for {
 		// A pause first: right after a Close go-zookeeper still reports
 		// its session for a moment, and a request sent without a session
 		// can stop its event loop (zkop.Client.AwaitSession).
-		if werr := f.q.retryWhenBack(ctx, &b, err, 0, nil); werr != nil {
+		if werr := f.c.RetryWhenBack(ctx, &b, err, 0, nil); werr != nil {
 			return false, lookFailed(ctx, werr)
 		}
 		var data []byte
 		var stat *zk.Stat
-		data, stat, err = c.GetSynced(ctx, f.q.path) // the create's answer was never seen
+		data, stat, err = c.GetSynced(ctx, f.path) // the create's answer was never seen
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return false, nil
-		case err == nil && bytes.Equal(data, n.stamp()) && stat.EphemeralOwner == c.Conn.SessionID():
+		case err == nil && bytes.Equal(data, stamp(n)) && stat.EphemeralOwner == c.Conn.SessionID():
 			return f.claim(ctx, n, stat.EphemeralOwner)
 		case err == nil:
 			return false, nil
-		case !retryable(ctx, err):
+		case !zkop.Retryable(ctx, err):
 			return false, lookFailed(ctx, err)
 		}
 	}
@@ -167,15 +178,15 @@ func lookFailed(ctx context.Context, err error) error {
 // same connection may have made the node again after ours was deleted.
 // The claim finishes even if ctx ends meanwhile, bounded by a session
 // timeout: the node exists, and leaving it would only make clean-up work.
-func (f *Fixed) claim(ctx context.Context, n *Node, sid int64) (bool, error) {
-	c := f.q.c
+func (f *lockNode) claim(ctx context.Context, n *lockq.Node, sid int64) (bool, error) {
+	c := f.c
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.SessionTimeout())
 	defer cancel()
-	mon, data, stat, err := hold.WatchQueued(cctx, c, f.q.path)
+	mon, data, stat, err := hold.WatchQueued(cctx, c, f.path)
 	switch {
-	case err == nil && stat.EphemeralOwner == sid && bytes.Equal(data, n.stamp()):
-		n.sid = sid
-		n.set("", f.q.path, stat.Czxid, mon)
+	case err == nil && stat.EphemeralOwner == sid && bytes.Equal(data, stamp(n)):
+		f.sid = sid
+		n.SetHeld(f.path, stat.Czxid, mon)
 		return true, nil
 	case err == nil && stat.EphemeralOwner == sid:
 		mon.Release()
@@ -192,7 +203,7 @@ func (f *Fixed) claim(ctx context.Context, n *Node, sid int64) (bool, error) {
 	case errors.Is(err, hold.ErrNodeDeleted), errors.Is(err, hold.ErrSessionExpired):
 		return false, fmt.Errorf("%w: right after the create: %w", zklocks.ErrLockLost, err)
 	default:
-		n.unsure = true // our node is there, unclaimed: Abandon deletes it
+		n.MarkUnsure() // our node is there, unclaimed: Abandon deletes it
 		return false, step("read back", ctx, err)
 	}
 }
@@ -202,11 +213,11 @@ func (f *Fixed) claim(ctx context.Context, n *Node, sid int64) (bool, error) {
 // so every release wakes them all. It returns nil when it is time to try
 // the create again: the watch fired, the node was already gone, or the
 // connection went (the create, tried again, waits for it).
-func (f *Fixed) AwaitFree(ctx context.Context, n *Node) error {
-	c := f.q.c
-	exists, _, ev, err := c.ExistsW(ctx, f.q.path)
+func (f *lockNode) AwaitFree(ctx context.Context, n *lockq.Node) error {
+	c := f.c
+	exists, _, ev, err := c.ExistsW(ctx, f.path)
 	switch {
-	case err != nil && retryable(ctx, err):
+	case err != nil && zkop.Retryable(ctx, err):
 		return nil
 	case err != nil:
 		return step("watch", ctx, err)
@@ -216,8 +227,8 @@ func (f *Fixed) AwaitFree(ctx context.Context, n *Node) error {
 		// channel nobody reads.
 		return nil
 	}
-	if n.log != nil {
-		n.log.Wait(ctx, "", f.q.path, -1, c.Conn.SessionID())
+	if log := n.Log(); log != nil {
+		log.Wait(ctx, "", f.path, -1, c.Conn.SessionID())
 	}
 	select {
 	case <-ctx.Done():
@@ -237,15 +248,15 @@ func (f *Fixed) AwaitFree(ctx context.Context, n *Node) error {
 // Abandon undoes a failed acquisition: a node we claimed (a hold that
 // ended as it began, Slot.TakeIf) and one a create may have made without
 // our claiming it are deleted in the background if they are still ours.
-func (f *Fixed) Abandon(_ context.Context, n *Node) {
-	if n.mon != nil {
-		n.mon.Release()
+func (f *lockNode) Abandon(_ context.Context, n *lockq.Node) {
+	if mon := n.Monitor(); mon != nil {
+		mon.Release()
 	}
 	switch czxid := n.Token(); {
 	case czxid != 0:
 		f.deleteIfOursLater(nil, czxid)
-	case n.unsure:
-		f.deleteIfOursLater(n.stamp(), 0)
+	case n.Unsure():
+		f.deleteIfOursLater(stamp(n), 0)
 	}
 }
 
@@ -256,12 +267,12 @@ func (f *Fixed) Abandon(_ context.Context, n *Node) {
 // or is done later. Even a lost hold deletes: one "lost" to a long
 // disconnection may come back with its session, and its node must not
 // stay behind.
-func (f *Fixed) Release(ctx context.Context, n *Node) error {
-	n.mon.Release()
-	reason := n.mon.Err() // ErrReleased, unless the hold had ended before
+func (f *lockNode) Release(ctx context.Context, n *lockq.Node) error {
+	n.Monitor().Release()
+	reason := n.Monitor().Err() // ErrReleased, unless the hold had ended before
 	err := f.deleteIfOurs(ctx, n)
 	if !errors.Is(reason, hold.ErrReleased) {
-		return f.q.cfg.holdLost(reason)
+		return f.cfg.HoldLost(reason)
 	}
 	return err
 }
@@ -272,15 +283,15 @@ func (f *Fixed) Release(ctx context.Context, n *Node) error {
 // ours was lost; the version is not one (the next holder's node starts at
 // version 0 too), and the round trip between the read and the delete
 // stays open (docs/01-naive.md, "The window in Unlock").
-func (f *Fixed) deleteIfOurs(ctx context.Context, n *Node) error {
-	c, path, sid := f.q.c, f.q.path, n.sid
+func (f *lockNode) deleteIfOurs(ctx context.Context, n *lockq.Node) error {
+	c, path, sid := f.c, f.path, f.sid
 	for range 3 { // a BadVersion (our node's data changed under us) reads again
 		if c.Conn.SessionID() != sid {
 			return fmt.Errorf("%w: session %#x ended: %w", zklocks.ErrLockLost, sid, hold.ErrSessionExpired)
 		}
 		_, stat, err := c.Get(ctx, path)
 		if err == nil {
-			if stat.EphemeralOwner != sid || stat.Czxid != n.czxid {
+			if stat.EphemeralOwner != sid || stat.Czxid != n.Token() {
 				return fmt.Errorf("%w: the node now belongs to session %#x: %w", zklocks.ErrLockLost, stat.EphemeralOwner, hold.ErrNodeDeleted)
 			}
 			// Never queued without our session: it would go out on the
@@ -297,13 +308,13 @@ func (f *Fixed) deleteIfOurs(ctx context.Context, n *Node) error {
 		case errors.Is(err, zk.ErrNoNode):
 			return fmt.Errorf("%w: the node was deleted: %w", zklocks.ErrLockLost, err)
 		case zkop.Transient(err) || ctx.Err() != nil:
-			f.deleteIfOursLater(n.stamp(), n.czxid)
+			f.deleteIfOursLater(stamp(n), n.Token())
 			return nil
 		default:
 			return step("delete", ctx, err)
 		}
 	}
-	f.deleteIfOursLater(n.stamp(), n.czxid) // its version keeps changing: read and delete in the background
+	f.deleteIfOursLater(stamp(n), n.Token()) // its version keeps changing: read and delete in the background
 	return nil
 }
 
@@ -314,8 +325,8 @@ func (f *Fixed) deleteIfOurs(ctx context.Context, n *Node) error {
 // since), else the one carrying stamp. A node that is gone or not ours
 // ends it. Each delete is checked against that session right before it is
 // sent (zkop.Client.DeleteOnSession).
-func (f *Fixed) deleteIfOursLater(stamp []byte, czxid int64) {
-	c, path := f.q.c, f.q.path
+func (f *lockNode) deleteIfOursLater(stamp []byte, czxid int64) {
+	c, path := f.c, f.path
 	sid := c.Conn.SessionID()
 	c.Later(func(ctx context.Context) (bool, error) {
 		data, stat, err := c.GetSynced(ctx, path) // the node may be from a create whose answer was lost
