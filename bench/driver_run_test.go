@@ -33,7 +33,7 @@ func TestFillFromDriver(t *testing.T) {
 		{0, start + 20*ms, start + 22*ms, start + 23*ms},
 	}
 	var r Result
-	if err := fillFromDriver(&r, holds, start, start+25*ms, 1); err != nil {
+	if err := fillFromDriver(&r, holds, start, start+25*ms, 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	if r.Acquisitions != 3 || r.Elapsed != 25*time.Millisecond || r.Holds != 3 {
@@ -49,7 +49,7 @@ func TestFillFromDriver(t *testing.T) {
 		t.Errorf("per round: %+v", r.PerRound)
 	}
 	overlap := []driverHold{{0, start, start + ms, start + 5*ms}, {1, start, start + 2*ms, start + 6*ms}}
-	if err := fillFromDriver(&Result{}, overlap, start, start+7*ms, 1); !errors.Is(err, ErrMutualExclusion) {
+	if err := fillFromDriver(&Result{}, overlap, start, start+7*ms, 1, 0); !errors.Is(err, ErrMutualExclusion) {
 		t.Errorf("overlapping holds: %v", err)
 	}
 }

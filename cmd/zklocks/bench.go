@@ -41,18 +41,28 @@ const (
 	quickRounds   = 21
 )
 
+// The default run's many-locks section: 1 and 16 lock paths of 4
+// contenders each, in 9 rounds of 333 ms; -full adds 64 paths (256
+// sessions) and 256 paths (1,024 sessions), in rounds of 444 ms.
+const (
+	quickPaths         = "1,16"
+	quickPathsDuration = 3 * time.Second
+)
+
 // fullGrid is what -full sets, for each flag not given on the command
 // line: the whole grid, every variant at every N with the price and the
 // hold cost, as make bench-docs runs it for the committed results.
 func fullGrid() map[string]string {
 	return map[string]string{
-		"variants":      strings.Join(bench.AllNames(), ","),
-		"n":             "1,2,4,8,16,32,64",
-		"duration":      "4s",
-		"rounds":        strconv.Itoa(defaultRounds),
-		"headline-only": "",
-		"hold-counts":   "0,1,100,1000,10000",
-		"price-samples": "60",
+		"variants":       strings.Join(bench.AllNames(), ","),
+		"n":              "1,2,4,8,16,32,64",
+		"duration":       "4s",
+		"rounds":         strconv.Itoa(defaultRounds),
+		"headline-only":  "",
+		"hold-counts":    "0,1,100,1000,10000",
+		"price-samples":  "60",
+		"paths":          "1,16,64,256",
+		"paths-duration": "4s",
 	}
 }
 
@@ -123,13 +133,22 @@ type benchFlags struct {
 	render       string
 	full         bool
 	headlineOnly string
+	// The many-locks section: -paths (M), -paths-n, -paths-variants,
+	// -paths-duration, -paths-rounds.
+	paths         string
+	pathsN        int
+	pathsVariants string
+	// -paths-variants given: a peer that cannot run fails the run.
+	pathsVariantsSet bool
+	pathsDuration    time.Duration
+	pathsRounds      int
 }
 
 // fullGridText lists what -full sets, for its usage line.
 func fullGridText() string {
 	g := fullGrid()
 	var out []string
-	for _, name := range []string{"variants", "n", "duration", "rounds", "headline-only", "hold-counts", "price-samples"} {
+	for _, name := range []string{"variants", "n", "duration", "rounds", "headline-only", "hold-counts", "price-samples", "paths", "paths-duration"} {
 		v := g[name]
 		switch {
 		case name == "variants":
@@ -171,13 +190,18 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.IntVar(&f.headlineN, "headline-n", 16, "contenders of the headline comparison (sequential vs floor and peer)")
 	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client side (this process) to this file")
+	fs.StringVar(&f.paths, "paths", quickPaths, "many locks at once: comma-separated numbers of independent lock paths (M), each with -paths-n contenders (empty: skip)")
+	fs.IntVar(&f.pathsN, "paths-n", 4, "contenders on each path of the many-locks runs")
+	fs.StringVar(&f.pathsVariants, "paths-variants", strings.Join(bench.ManyLocksVariants, ","), "variants of the many-locks runs (a peer that is not installed is left out)")
+	fs.DurationVar(&f.pathsDuration, "paths-duration", quickPathsDuration, "contention time per variant and M of the many-locks runs, split into -paths-rounds rounds")
+	fs.IntVar(&f.pathsRounds, "paths-rounds", defaultRounds, "rounds of the many-locks runs, taken in turns by the variants")
 	fs.StringVar(&f.render, "render", "", "run nothing: render README.md, bench.txt and the figures into -out from a results.json a run wrote")
 	if err := parse(fs, args); err != nil {
 		return f, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	f.variantsSet, f.holdSet = set["variants"], set["hold-variants"]
+	f.variantsSet, f.holdSet, f.pathsVariantsSet = set["variants"], set["hold-variants"], set["paths-variants"]
 	if f.full {
 		for name, value := range fullGrid() {
 			if !set[name] {
@@ -236,10 +260,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	holdVs, holdSkipped, holdFailures := holdVariants(f, stderr)
+	manyVs, manyMs, manySkipped, err := manyLocksVariants(f, stderr)
+	if err != nil {
+		return err
+	}
 	plan, err := makePlan(f, variants, ns, holdVs)
 	if err != nil {
 		return err
 	}
+	plan.addManyLocks(f, manyVs, manyMs)
 	for _, l := range wrapText(plan.describe(f), 100, "  ") {
 		fmt.Fprintln(stderr, l)
 	}
@@ -251,7 +280,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	env := bench.LocalEnv()
-	env.Skipped = append(skipped, holdSkipped...)
+	env.Skipped = append(append(skipped, holdSkipped...), manySkipped...)
 	env.Command = strings.TrimSpace("zklocks bench " + strings.Join(args, " "))
 	env.Duration, env.Acquisitions, env.Hold, env.Idle, env.Reentries = f.duration, f.acquisitions, f.hold, f.idle, f.reentries
 	env.Lease = bench.TimeoutLease
@@ -384,6 +413,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	failures = append(failures, runManyLocks(ctx, servers, f, plan, rep, prog)...)
+
 	for _, v := range plan.reentry {
 		prog.start(fmt.Sprintf("measuring re-entry of %s (%d re-entries)", v.Name, f.reentrySamp), nil, 0)
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -515,6 +546,11 @@ func writeResults(rep *bench.Report, f benchFlags) error {
 	}
 	if err := write("table.txt", rep.WriteTable); err != nil {
 		return err
+	}
+	if len(rep.ManyLocks) > 0 {
+		if err := write("many-locks.md", rep.WriteManyLocksMarkdown); err != nil {
+			return err
+		}
 	}
 	if f.render == "" {
 		// The raw figures, so that the README and the figures can be
