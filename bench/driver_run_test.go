@@ -81,3 +81,20 @@ func TestStopWaitsWhileTheDriverClosesItsSessions(t *testing.T) {
 		t.Errorf("stop of a driver gone silent = %v; want it killed, naming its last line", err)
 	}
 }
+
+// Holds on different paths of a many-locks run may overlap; holds on one
+// path may not. Contender i is on path i mod paths.
+func TestFillFromDriverPaths(t *testing.T) {
+	ms := int64(time.Millisecond)
+	start := 1_000 * ms
+	// Contenders 0 and 1 are on paths 0 and 1 of two: their holds overlap.
+	apart := []driverHold{{0, start, start + ms, start + 5*ms}, {1, start, start + 2*ms, start + 6*ms}}
+	if err := fillFromDriver(&Result{}, apart, start, start+7*ms, 1, 2); err != nil {
+		t.Errorf("overlapping holds on two paths: %v", err)
+	}
+	// Contenders 0 and 2 share path 0 of two.
+	same := []driverHold{{0, start, start + ms, start + 5*ms}, {2, start, start + 2*ms, start + 6*ms}}
+	if err := fillFromDriver(&Result{}, same, start, start+7*ms, 1, 2); !errors.Is(err, ErrMutualExclusion) {
+		t.Errorf("overlapping holds on one path: %v", err)
+	}
+}

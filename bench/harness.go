@@ -91,8 +91,26 @@ func (c Config) makeLockPaths(admin *zk.Conn, lockPath string) error {
 	if c.Variant.NodeAtPath {
 		return nil
 	}
+	var paths []string
 	for k := range c.Paths {
-		p := fmt.Sprintf("%s/p%d", lockPath, k)
+		paths = append(paths, fmt.Sprintf("%s/p%d", lockPath, k))
+	}
+	// A multilock's locks too (path/l0, ...): every lock path of the run
+	// is there before it starts, as a long-running program's are after
+	// its first acquisitions, and as the Curator driver's are after its
+	// warm-up. Left to the contenders, each one's first create under a
+	// missing path would fail and be retried inside the measured window
+	// (a NoNode error transaction, then the path's own create).
+	roots := append([]string{lockPath}, paths...)
+	if c.Paths > 0 {
+		roots = paths
+	}
+	for _, root := range roots {
+		for i := range c.Variant.Locks {
+			paths = append(paths, fmt.Sprintf("%s/l%d", root, i))
+		}
+	}
+	for _, p := range paths {
 		if _, err := admin.Create(p, nil, 0, acl); err != nil {
 			return fmt.Errorf("bench: create %s: %w", p, err)
 		}

@@ -90,11 +90,15 @@ By default it runs what the headline needs, in about five minutes:
 sequential beside go-zookeeper's own Lock, Curator's InterProcessMutex and
 kazoo's Lock (each run by a driver of bench/peers in a child process) at
 -headline-n contenders, and naive beside sequential at N = 4, 16 and 64
-(the herd), in 21 rounds of 1s. -full runs the whole grid, as make
+(the herd), in 21 rounds of 1s, then many locks at once: 1 and 16 lock
+paths of 4 contenders each (-paths, -paths-n), for sequential, go-zookeeper's
+Lock, Curator and kazoo, in 9 rounds of 333ms, the aggregate acq/s against
+the ensemble's write ceiling. -full runs the whole grid, as make
 bench-docs does (15 to 21 minutes): every lock (naive, sequential,
 reentrant in both count modes, timeout, rwlock, semaphore, multilock,
 election and the peers' counterparts) at N = 1 to 64 in 9 rounds of
-444ms, the token's price, re-entry and the hold cost. Flags given on the
+444ms, many locks at 1, 16, 64 and 256 paths (up to 1,024 sessions), the
+token's price, re-entry and the hold cost. Flags given on the
 command line apply either way. It prints its plan first, and the time
 left as it goes.
 
@@ -168,7 +172,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.Usage = func() { fmt.Fprintln(stderr, benchUsage); fs.PrintDefaults() }
 	fs.BoolVar(&f.full, "full", false, "run the whole grid, as make bench-docs does; for each flag not given: "+fullGridText())
 	fs.StringVar(&f.variants, "variants", quickVariants, "comma-separated variants to run")
-	fs.StringVar(&f.ns, "n", quickN, "comma-separated numbers of contenders")
+	fs.StringVar(&f.ns, "n", quickN, "comma-separated numbers of contenders (empty with -paths: the many-locks runs alone)")
 	fs.StringVar(&f.headlineOnly, "headline-only", strings.Join(bench.Peers, ","), "variants run at -headline-n only (at every -n when -n leaves -headline-n out)")
 	fs.DurationVar(&f.duration, "duration", quickDuration, "contention time per variant and N, split into -rounds rounds (ignored with -acquisitions)")
 	fs.IntVar(&f.acquisitions, "acquisitions", 0, "acquisitions per run instead of a duration")
@@ -246,9 +250,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.render != "" {
 		return renderResults(f, stdout)
 	}
-	ns, err := parseInts(f.ns)
-	if err != nil {
-		return err
+	// An empty -n with -paths runs the many-locks section alone.
+	var ns []int
+	if strings.TrimSpace(f.ns) != "" || strings.TrimSpace(f.paths) == "" {
+		if ns, err = parseInts(f.ns); err != nil {
+			return err
+		}
 	}
 	for _, name := range splitNames(f.headlineOnly) {
 		if _, err := bench.Lookup(name); err != nil {
@@ -527,8 +534,10 @@ func writeResults(rep *bench.Report, f benchFlags) error {
 	if b, err := os.ReadFile(filepath.Join(f.out, "reentry.txt")); err == nil && strings.Contains(string(b), "BenchmarkReentry") {
 		rep.ReentryBench = keepBenchLines(string(b))
 	}
-	if _, err := rep.WriteFigures(f.out); err != nil {
-		return err
+	if len(rep.Results) > 0 {
+		if _, err := rep.WriteFigures(f.out); err != nil {
+			return err
+		}
 	}
 	write := func(name string, fn func(io.Writer) error) error {
 		fh, err := os.Create(filepath.Join(f.out, name))

@@ -38,7 +38,7 @@ the transactions written while the contenders ran (between the leader's
 zxid just before the first contender started and just after the last one
 ended), per acquisition: by type (create, delete, error with its code,
 ...), and by type and path, the run's directory written <lock> and
-sequence numbers and Curator's ids left out. Prints markdown tables.
+sequence numbers and the nodes' ids (GUIDs) left out. Prints markdown tables.
 
 flags:`
 
@@ -51,6 +51,8 @@ func runTxns(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	duration := fs.Duration("duration", 4*time.Second, "contention time of each run")
 	paths := fs.Int("paths", 0, "many locks at once: lock paths of -n contenders each (0: one lock)")
 	fsync := fs.Bool("fsync", true, "fsync the transaction log before acknowledging (forceSync)")
+	fresh := fs.Bool("fresh", false, "leave a Go multilock's lock paths (path/l0, ...) to its contenders, as on a path never used before: "+
+		"their first creates, and the paths' own, fall inside the window (the bench makes them before the run)")
 	if err := parse(fs, args); err != nil {
 		if errors.Is(err, errHelp) {
 			return nil
@@ -71,6 +73,9 @@ func runTxns(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			if err := v.Driver.Available(); err != nil {
 				return err
 			}
+		}
+		if *fresh && !v.External() {
+			v.Locks = 0 // the harness makes no lock path under the lock path
 		}
 		vs = append(vs, v)
 	}
@@ -144,7 +149,8 @@ func runTxns(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		txns = append(txns, parseTxnDump(out)...)
 	}
 
-	fmt.Fprintf(stdout, "Transactions per acquisition, from the leader's log (TxnLogToolkit), %v of contention per run, fsync %v:\n\n", *duration, cfg.ForceSync)
+	fmt.Fprintf(stdout, "Transactions per acquisition, from the leader's log (TxnLogToolkit), %v of contention per run, fsync %v, fresh paths %v:\n\n",
+		*duration, cfg.ForceSync, *fresh)
 	byType := make([]map[string]int64, len(runs))
 	byPath := make([]map[string]int64, len(runs))
 	types, keys := map[string]bool{}, map[string]bool{}
@@ -174,7 +180,7 @@ func runTxns(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		fmt.Fprintf(stdout, "| %s |\n", strings.Join(row, " | "))
 	}
-	fmt.Fprintf(stdout, "\nBy type and path (per acquisition; <lock> is the run's lock path, <seq> a sequence number):\n\n")
+	fmt.Fprintf(stdout, "\nBy type and path (per acquisition; <lock> is the run's lock path, <seq> a sequence number, <id> a node's GUID):\n\n")
 	head = []string{"type and path"}
 	for _, r := range runs {
 		head = append(head, fmt.Sprintf("%s N=%d", r.variant, r.n))
@@ -218,10 +224,11 @@ type txn struct {
 }
 
 var (
-	txnLine  = regexp.MustCompile(`zxid 0x([0-9a-f]+) (\S+)(?: (.*))?$`)
-	runDir   = regexp.MustCompile(`^'?/zklocks-bench/[^/,]+/lock`)
-	seqNum   = regexp.MustCompile(`\d{10}`)
-	uuidPart = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	txnLine   = regexp.MustCompile(`zxid 0x([0-9a-f]+) (\S+)(?: (.*))?$`)
+	benchPath = regexp.MustCompile(`/zklocks-bench[^ ,')]*`)
+	runDir    = regexp.MustCompile(`^/zklocks-bench/[^/]+/lock`)
+	seqNum    = regexp.MustCompile(`\d{10}$`)
+	guidPart  = regexp.MustCompile(`_c_[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 )
 
 // parseTxnDump reads TxnLogToolkit's dump: one line per transaction,
@@ -244,13 +251,10 @@ func parseTxnDump(out []byte) []txn {
 		switch {
 		case t.kind == "error":
 			t.kind = "error " + strings.Trim(rest, "'")
-		case strings.HasPrefix(rest, "'/"):
-			p := rest[1:]
-			if i := strings.IndexByte(p, ','); i >= 0 {
-				p = p[:i]
-			}
+		default:
+			p := benchPath.FindString(rest)
 			p = runDir.ReplaceAllString(p, "<lock>")
-			p = uuidPart.ReplaceAllString(p, "<id>")
+			p = guidPart.ReplaceAllString(p, "<id>")
 			t.path = seqNum.ReplaceAllString(p, "<seq>")
 		}
 		txns = append(txns, t)
