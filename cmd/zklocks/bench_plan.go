@@ -226,6 +226,9 @@ func (p benchPlan) describe(f benchFlags) string {
 		per = fmt.Sprintf("%d rounds of %d acquisitions", p.rounds, p.perRound.acquisitions)
 	}
 	s := fmt.Sprintf("plan: %s; %s at each N, the variants in turns: %d runs", strings.Join(what, "; "), per, p.runs())
+	if len(p.ns) == 0 {
+		s = "plan: no grid (-n is empty)"
+	}
 	var extra []string
 	if p.ceiling {
 		extra = append(extra, fmt.Sprintf("first the ensemble's quorum-write ceiling (%s sessions until saturated, %v each)",
