@@ -106,6 +106,7 @@ func (r *Report) manyColumns() []column {
 		{"of ceiling", func(x Result) string { return fractionStr(r.Ceiling.FractionOf(x)) }},
 		{"acquire p50 ms [95% CI]", func(x Result) string { return estStr(x.Estimate(FigAcquireP50)) }},
 		{"acquire p99 ms [95% CI]", func(x Result) string { return estStr(x.Estimate(FigAcquireP99)) }},
+		{"pkts in/acq", func(x Result) string { return fmt.Sprintf("%.2f", x.PacketsPerAcquisition()) }},
 		{"client CPU µs/acq", clientSide(func(x Result) string {
 			if x.ClientCPU <= 0 || x.Acquisitions == 0 {
 				return "-"

@@ -43,7 +43,9 @@ const (
 
 // The default run's many-locks section: 1 and 16 lock paths of 4
 // contenders each, in 9 rounds of 333 ms; -full adds 64 paths (256
-// sessions) and 256 paths (1,024 sessions), in rounds of 444 ms.
+// sessions) and 256 paths (1,024 sessions), in 6 rounds of 1 s (an
+// acquisition waits 0.5 s at 256 paths: shorter rounds would be mostly
+// the drain of the queues).
 const (
 	quickPaths         = "1,16"
 	quickPathsDuration = 3 * time.Second
@@ -62,7 +64,8 @@ func fullGrid() map[string]string {
 		"hold-counts":    "0,1,100,1000,10000",
 		"price-samples":  "60",
 		"paths":          "1,16,64,256",
-		"paths-duration": "4s",
+		"paths-duration": "6s",
+		"paths-rounds":   "6",
 	}
 }
 
@@ -97,7 +100,8 @@ the ensemble's write ceiling. -full runs the whole grid, as make
 bench-docs does (15 to 21 minutes): every lock (naive, sequential,
 reentrant in both count modes, timeout, rwlock, semaphore, multilock,
 election and the peers' counterparts) at N = 1 to 64 in 9 rounds of
-444ms, many locks at 1, 16, 64 and 256 paths (up to 1,024 sessions), the
+444ms, many locks at 1, 16, 64 and 256 paths (up to 1,024 sessions, 6
+rounds of 1s), the
 token's price, re-entry and the hold cost. Flags given on the
 command line apply either way. It prints its plan first, and the time
 left as it goes.
@@ -152,7 +156,7 @@ type benchFlags struct {
 func fullGridText() string {
 	g := fullGrid()
 	var out []string
-	for _, name := range []string{"variants", "n", "duration", "rounds", "headline-only", "hold-counts", "price-samples", "paths", "paths-duration"} {
+	for _, name := range []string{"variants", "n", "duration", "rounds", "headline-only", "hold-counts", "price-samples", "paths", "paths-duration", "paths-rounds"} {
 		v := g[name]
 		switch {
 		case name == "variants":
