@@ -292,7 +292,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	env := bench.LocalEnv()
 	env.Skipped = append(append(skipped, holdSkipped...), manySkipped...)
-	env.Command = strings.TrimSpace("zklocks bench " + strings.Join(args, " "))
+	shown := make([]string, len(args))
+	for i, a := range args {
+		shown[i] = a
+		if a == "" {
+			shown[i] = "''"
+		}
+	}
+	env.Command = strings.TrimSpace("zklocks bench " + strings.Join(shown, " "))
 	env.Duration, env.Acquisitions, env.Hold, env.Idle, env.Reentries = f.duration, f.acquisitions, f.hold, f.idle, f.reentries
 	env.Lease = bench.TimeoutLease
 	env.Rounds = f.rounds
@@ -447,7 +454,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := rep.WriteSummary(stdout, f.headlineN); err != nil {
 		return err
 	}
-	if f.out != "" {
+	if f.out != "" && len(rep.Results) == 0 && len(rep.ManyLocks) > 0 {
+		// The many-locks section alone (-n ''): its own file, and nothing
+		// of a grid that did not run (make bench-docs' README.md and
+		// figures in -out stay as they are).
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return err
+		}
+		fh, err := os.Create(filepath.Join(f.out, "many-locks.md"))
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(rep.WriteManyLocksMarkdown(fh), fh.Close()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", filepath.Join(f.out, "many-locks.md"))
+	} else if f.out != "" {
 		if err := writeResults(rep, f); err != nil {
 			return err
 		}
