@@ -97,7 +97,7 @@ kazoo's Lock (each run by a driver of bench/peers in a child process) at
 paths of 4 contenders each (-paths, -paths-n), for sequential, go-zookeeper's
 Lock, Curator and kazoo, in 9 rounds of 333ms, the aggregate acq/s against
 the ensemble's write ceiling. -full runs the whole grid, as make
-bench-docs does (15 to 21 minutes): every lock (naive, sequential,
+bench-docs does (20 to 27 minutes): every lock (naive, sequential,
 reentrant in both count modes, timeout, rwlock, semaphore, multilock,
 election and the peers' counterparts) at N = 1 to 64 in 9 rounds of
 444ms, many locks at 1, 16, 64 and 256 paths (up to 1,024 sessions, 6
