@@ -5,7 +5,8 @@
 #   make bench  install ZooKeeper (and, where it can, the Curator and kazoo
 #               clients) if missing, then the headline's benchmark:
 #               sequential beside go-zookeeper's Lock, Curator and kazoo,
-#               and naive's herd (into results/; BENCH_FLAGS=-full for the
+#               naive's herd, and many locks at once (1 and 16 lock
+#               paths of 4 contenders) (into results/; BENCH_FLAGS=-full for the
 #               whole grid; make bench-docs runs the whole grid into
 #               docs/results)
 #   make bench-rivals  ZooKeeper's lock beside etcd, Redis, Redlock and

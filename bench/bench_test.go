@@ -120,3 +120,28 @@ func TestBenchSmoke(t *testing.T) {
 		}
 	}
 }
+
+// A run of many locks at once: three paths of two contenders each, six
+// sessions, every hold checked for exclusion on its own path.
+func TestRunManyPaths(t *testing.T) {
+	servers := zktest.Servers(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, name := range []string{"sequential", "zk-peer", "multilock-2"} {
+		v, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Run(ctx, Config{Servers: servers, Variant: v, Contenders: 2, Paths: 3, Acquisitions: 24})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if r.Paths != 3 || r.Contenders != 2 || r.Acquisitions != 24 {
+			t.Errorf("%s: paths %d, contenders %d, acquisitions %d", name, r.Paths, r.Contenders, r.Acquisitions)
+		}
+		// The lock paths are made before the run: no write but the queue's.
+		if w, want := r.WritesPerAcquisition(), 2*float64(max(v.Locks, 1)); w != want {
+			t.Errorf("%s: writes/acq %.2f, want %.0f", name, w, want)
+		}
+	}
+}

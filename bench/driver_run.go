@@ -203,7 +203,7 @@ func (p *DriverPool) put(key string, d *driverProc) {
 // exclusion check; the latencies come from the driver's lines. With
 // cfg.Drivers the process outlives the round.
 func runDriver(ctx context.Context, cfg Config) (Result, error) {
-	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Idle: cfg.Idle, Rounds: 1, External: true}
+	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Paths: cfg.Paths, Hold: cfg.Hold, Idle: cfg.Idle, Rounds: 1, External: true}
 	if cfg.Floors != nil {
 		res.Floors = *cfg.Floors
 	}
@@ -225,10 +225,10 @@ func runDriver(ctx context.Context, cfg Config) (Result, error) {
 	}
 	defer deleteTree(admin, dir)
 	lockPath := dir + "/lock"
-	if _, err := admin.Create(lockPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		return fail(fmt.Errorf("create %s: %w", lockPath, err))
+	if err := cfg.makeLockPaths(admin, lockPath); err != nil {
+		return fail(err)
 	}
-	key := fmt.Sprintf("%s/%d", cfg.Variant.Name, cfg.Contenders)
+	key := fmt.Sprintf("%s/%d/%d", cfg.Variant.Name, cfg.Paths, cfg.Contenders)
 	var d *driverProc
 	if cfg.Drivers != nil {
 		d = cfg.Drivers.take(key)
@@ -249,7 +249,7 @@ func runDriver(ctx context.Context, cfg Config) (Result, error) {
 		return fail(err)
 	}
 	res.Server = counts
-	if err := fillFromDriver(&res, holds, start, end, cfg.Variant.Permits); err != nil {
+	if err := fillFromDriver(&res, holds, start, end, cfg.Variant.Permits, cfg.Paths); err != nil {
 		return fail(err)
 	}
 	_, _ = admin.Sync(lockPath)
@@ -296,7 +296,7 @@ func launchDriver(ctx context.Context, cfg Config, lockPath string) (*driverProc
 		base = context.WithoutCancel(ctx)
 	}
 	pctx, cancel := context.WithCancel(base)
-	cmd, err := cfg.Variant.Driver.Command(pctx, DriverArgs{Servers: cfg.Servers, Path: lockPath, Contenders: cfg.Contenders,
+	cmd, err := cfg.Variant.Driver.Command(pctx, DriverArgs{Servers: cfg.Servers, Path: lockPath, Contenders: cfg.sessions(), Paths: cfg.Paths,
 		Acquisitions: cfg.Acquisitions, Duration: cfg.Duration, Hold: cfg.Hold, Idle: cfg.Idle, Warmup: cfg.Variant.Driver.Warmup,
 		Permits: cfg.Variant.Permits, Locks: cfg.Variant.Locks, Latch: cfg.Variant.Election})
 	if err != nil {
@@ -373,7 +373,7 @@ func unexpected(line string) error { return fmt.Errorf("unexpected line from the
 // order of acquisition) asked before the previous one began its release,
 // from that release to the next acquired. The holds are checked for
 // mutual exclusion as Run's are.
-func fillFromDriver(res *Result, holds []driverHold, start, end int64, permits int) error {
+func fillFromDriver(res *Result, holds []driverHold, start, end int64, permits, paths int) error {
 	slices.SortFunc(holds, func(a, b driverHold) int { return cmp.Compare(a.acquired, b.acquired) })
 	acq, hand := newHistogram(), newHistogram()
 	checked := make([]Hold, len(holds))
@@ -390,7 +390,7 @@ func fillFromDriver(res *Result, holds []driverHold, start, end int64, permits i
 	res.hists = &runHists{acq, hand, newHistogram(), newHistogram(), newHistogram()}
 	res.summarize()
 	res.PerRound = []RoundFigures{res.wholeRun()}
-	return CheckHistory(checked, permits)
+	return checkPaths(checked, permits, paths)
 }
 
 // tailBuffer keeps the last few kilobytes a driver wrote to stderr.

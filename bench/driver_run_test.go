@@ -33,7 +33,7 @@ func TestFillFromDriver(t *testing.T) {
 		{0, start + 20*ms, start + 22*ms, start + 23*ms},
 	}
 	var r Result
-	if err := fillFromDriver(&r, holds, start, start+25*ms, 1); err != nil {
+	if err := fillFromDriver(&r, holds, start, start+25*ms, 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	if r.Acquisitions != 3 || r.Elapsed != 25*time.Millisecond || r.Holds != 3 {
@@ -49,7 +49,7 @@ func TestFillFromDriver(t *testing.T) {
 		t.Errorf("per round: %+v", r.PerRound)
 	}
 	overlap := []driverHold{{0, start, start + ms, start + 5*ms}, {1, start, start + 2*ms, start + 6*ms}}
-	if err := fillFromDriver(&Result{}, overlap, start, start+7*ms, 1); !errors.Is(err, ErrMutualExclusion) {
+	if err := fillFromDriver(&Result{}, overlap, start, start+7*ms, 1, 0); !errors.Is(err, ErrMutualExclusion) {
 		t.Errorf("overlapping holds: %v", err)
 	}
 }
@@ -79,5 +79,22 @@ func TestStopWaitsWhileTheDriverClosesItsSessions(t *testing.T) {
 	err := silent.stop()
 	if err == nil || !strings.Contains(err.Error(), `"closed 1 of 10"`) {
 		t.Errorf("stop of a driver gone silent = %v; want it killed, naming its last line", err)
+	}
+}
+
+// Holds on different paths of a many-locks run may overlap; holds on one
+// path may not. Contender i is on path i mod paths.
+func TestFillFromDriverPaths(t *testing.T) {
+	ms := int64(time.Millisecond)
+	start := 1_000 * ms
+	// Contenders 0 and 1 are on paths 0 and 1 of two: their holds overlap.
+	apart := []driverHold{{0, start, start + ms, start + 5*ms}, {1, start, start + 2*ms, start + 6*ms}}
+	if err := fillFromDriver(&Result{}, apart, start, start+7*ms, 1, 2); err != nil {
+		t.Errorf("overlapping holds on two paths: %v", err)
+	}
+	// Contenders 0 and 2 share path 0 of two.
+	same := []driverHold{{0, start, start + ms, start + 5*ms}, {2, start, start + 2*ms, start + 6*ms}}
+	if err := fillFromDriver(&Result{}, same, start, start+7*ms, 1, 2); !errors.Is(err, ErrMutualExclusion) {
+		t.Errorf("overlapping holds on one path: %v", err)
 	}
 }

@@ -60,12 +60,89 @@ type Config struct {
 	// alive across the rounds at one N; without it each run starts and
 	// ends one.
 	Drivers *DriverPool
+	// Paths, above zero, makes the run many locks at once: Paths
+	// independent lock paths (lock/p0 ... under the run's directory), each
+	// with Contenders contenders of its own, so Paths x Contenders
+	// sessions in all; contender i takes path i mod Paths. Mutual
+	// exclusion is checked path by path. Zero is one lock, as before.
+	Paths int
+}
+
+// sessions is the number of contenders (and sessions) of the run.
+func (c Config) sessions() int { return c.Contenders * max(c.Paths, 1) }
+
+// pathOf is contender i's lock path under lockPath.
+func (c Config) pathOf(lockPath string, i int) string {
+	if c.Paths <= 0 {
+		return lockPath
+	}
+	return fmt.Sprintf("%s/p%d", lockPath, i%c.Paths)
+}
+
+// makeLockPaths creates lockPath and, for a run of many locks, its
+// paths (none for a lock whose node is its path itself: naive).
+func (c Config) makeLockPaths(admin *zk.Conn, lockPath string) error {
+	acl := zk.WorldACL(zk.PermAll)
+	if !c.Variant.NodeAtPath || c.Paths > 0 {
+		if _, err := admin.Create(lockPath, nil, 0, acl); err != nil {
+			return fmt.Errorf("bench: create %s: %w", lockPath, err)
+		}
+	}
+	if c.Variant.NodeAtPath {
+		return nil
+	}
+	var paths []string
+	for k := range c.Paths {
+		paths = append(paths, fmt.Sprintf("%s/p%d", lockPath, k))
+	}
+	// A multilock's locks too (path/l0, ...): every lock path of the run
+	// is there before it starts, as a long-running program's are after
+	// its first acquisitions, and as the Curator driver's are after its
+	// warm-up. Left to the contenders, each one's first create under a
+	// missing path would fail and be retried inside the measured window
+	// (a NoNode error transaction, then the path's own create).
+	roots := append([]string{lockPath}, paths...)
+	if c.Paths > 0 {
+		roots = paths
+	}
+	for _, root := range roots {
+		for i := range c.Variant.Locks {
+			paths = append(paths, fmt.Sprintf("%s/l%d", root, i))
+		}
+	}
+	for _, p := range paths {
+		if _, err := admin.Create(p, nil, 0, acl); err != nil {
+			return fmt.Errorf("bench: create %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// checkPaths is CheckHistory for each lock path of a run on its own.
+func checkPaths(holds []Hold, permits, paths int) error {
+	if paths <= 1 {
+		return CheckHistory(holds, permits)
+	}
+	byPath := make([][]Hold, paths)
+	for _, h := range holds {
+		byPath[h.Contender%paths] = append(byPath[h.Contender%paths], h)
+	}
+	for k, hs := range byPath {
+		if err := CheckHistory(hs, permits); err != nil {
+			return fmt.Errorf("path p%d: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // Result is what one run measured.
 type Result struct {
-	Variant      string
-	Contenders   int
+	Variant    string
+	Contenders int
+	// Paths is the number of independent lock paths of a run of many
+	// locks at once (Config.Paths), each with Contenders contenders; 0 for
+	// one lock.
+	Paths        int `json:",omitempty"`
 	Hold         time.Duration
 	Idle         time.Duration
 	Reentries    int
@@ -148,8 +225,8 @@ func (r *Result) summarize() {
 // to r: counts and times add up, latency histograms merge. The floors of
 // the first round are kept.
 func (r *Result) Merge(o Result) error {
-	if r.Variant != o.Variant || r.Contenders != o.Contenders {
-		return fmt.Errorf("bench: cannot merge %s/%d into %s/%d", o.Variant, o.Contenders, r.Variant, r.Contenders)
+	if r.Variant != o.Variant || r.Contenders != o.Contenders || r.Paths != o.Paths {
+		return fmt.Errorf("bench: cannot merge %s/%d/%d into %s/%d/%d", o.Variant, o.Paths, o.Contenders, r.Variant, r.Paths, r.Contenders)
 	}
 	if r.hists == nil || o.hists == nil {
 		return errors.New("bench: merge needs results of Run")
@@ -333,12 +410,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Reentries > 0 && cfg.Variant.Reenter == nil {
 		cfg.Reentries = 0
 	}
-	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Hold: cfg.Hold, Idle: cfg.Idle, Reentries: cfg.Reentries, Rounds: 1}
+	res := Result{Variant: cfg.Variant.Name, Contenders: cfg.Contenders, Paths: cfg.Paths, Hold: cfg.Hold, Idle: cfg.Idle, Reentries: cfg.Reentries, Rounds: 1}
 	if cfg.Floors != nil {
 		res.Floors = *cfg.Floors
 	}
 
-	ss, err := connectAll(ctx, cfg.Servers, cfg.Contenders)
+	ss, err := connectAll(ctx, cfg.Servers, cfg.sessions())
 	if err != nil {
 		return res, err
 	}
@@ -358,19 +435,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	defer deleteTree(admin, dir)
 	lockPath := dir + "/lock"
-	if !cfg.Variant.NodeAtPath {
-		if _, err := admin.Create(lockPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			return res, fmt.Errorf("bench: create %s: %w", lockPath, err)
-		}
+	if err := cfg.makeLockPaths(admin, lockPath); err != nil {
+		return res, err
 	}
 
-	cs := make([]*contender, cfg.Contenders)
+	cs := make([]*contender, cfg.sessions())
 	for i := range cs {
 		newLock, shared := cfg.Variant.New, cfg.Variant.Reader != nil && cfg.Variant.Readers(i)
 		if shared {
 			newLock = cfg.Variant.Reader
 		}
-		l, err := newLock(ss[i].zs, lockPath)
+		l, err := newLock(ss[i].zs, cfg.pathOf(lockPath, i))
 		if err != nil {
 			return res, fmt.Errorf("bench: new %s: %w", cfg.Variant.Name, err)
 		}
@@ -513,13 +588,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// talk to a follower that has not applied the last release yet.
 	_, _ = admin.Sync(lockPath)
 	if cfg.Variant.NodeAtPath {
-		if ok, _, err := admin.Exists(lockPath); err == nil && ok {
-			return res, fmt.Errorf("bench: %s left its lock node %s behind", cfg.Variant.Name, lockPath)
+		for k := range max(cfg.Paths, 1) {
+			p := cfg.pathOf(lockPath, k)
+			if ok, _, err := admin.Exists(p); err == nil && ok {
+				return res, fmt.Errorf("bench: %s left its lock node %s behind", cfg.Variant.Name, p)
+			}
 		}
 	} else if left := leftBehind(admin, lockPath); len(left) > 0 {
 		return res, fmt.Errorf("bench: %s left %d nodes behind under %s: %v", cfg.Variant.Name, len(left), lockPath, left)
 	}
-	if err := CheckHistory(holds, cfg.Variant.Permits); err != nil {
+	if err := checkPaths(holds, cfg.Variant.Permits, cfg.Paths); err != nil {
 		return res, fmt.Errorf("bench: %s with %d contenders: %w", cfg.Variant.Name, cfg.Contenders, err)
 	}
 	return res, nil

@@ -203,6 +203,14 @@ func (r *Report) WriteMarkdown(w io.Writer, headlineN int) error {
 		r.writeCeiling(w, true)
 		p("\n")
 	}
+	if len(r.ManyLocks) > 0 {
+		p("## Many locks at once\n\nM independent lock paths with N = %d contenders each (M x N sessions), %v per variant and M in %d rounds; "+
+			"acq/s is every path's together (also in [many-locks.md](many-locks.md)).\n\n", r.ManyParams.Contenders, r.ManyParams.Duration, r.ManyParams.Rounds)
+		if err := r.WriteManyLocks(w, true); err != nil {
+			return err
+		}
+		p("\n")
+	}
 	r.writePrice(w)
 
 	if len(r.Reentry) > 0 || r.ReentryBench != "" {

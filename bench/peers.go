@@ -63,6 +63,10 @@ type DriverArgs struct {
 	Locks int
 	// Latch makes each hold a term of the peer's leader election.
 	Latch bool
+	// Paths, above zero, spreads the contenders over that many lock
+	// paths, Path/p0 ... (contender i on Path/p(i mod Paths)): many locks
+	// at once (Config.Paths). Contenders is then every path's together.
+	Paths int
 }
 
 // Driver runs a peer's lock, another library's, in a child process: a
@@ -109,7 +113,7 @@ var curatorDriver = &Driver{
 			strings.Join(a.Servers, ","), a.Path, fmt.Sprint(a.Contenders), "0", msArg(a.Hold),
 			"--idle-ms", msArg(a.Idle), "--session-timeout-ms", fmt.Sprint(SessionTimeout.Milliseconds()),
 			"--requested", "--control", "--round-robin", "--warmup-ms", fmt.Sprint(a.Warmup.Milliseconds())}
-		args = append(append(args, stopArgs(a)...), permitArgs(a)...)
+		args = append(append(append(args, stopArgs(a)...), permitArgs(a)...), pathArgs(a)...)
 		return exec.CommandContext(ctx, "java", args...), nil
 	},
 	Hold: func(ctx context.Context, servers []string, dir string, n int) (*exec.Cmd, error) {
@@ -137,7 +141,7 @@ var kazooDriver = &Driver{
 			"--contenders", fmt.Sprint(a.Contenders), "--holds", "0", "--hold-ms", msArg(a.Hold),
 			"--idle-ms", msArg(a.Idle), "--session-timeout", fmt.Sprint(SessionTimeout.Seconds()),
 			"--requested", "--control", "--round-robin", "--warmup-ms", fmt.Sprint(a.Warmup.Milliseconds())}
-		args = append(append(args, stopArgs(a)...), permitArgs(a)...)
+		args = append(append(append(args, stopArgs(a)...), permitArgs(a)...), pathArgs(a)...)
 		return exec.CommandContext(ctx, DebianPython, args...), nil
 	},
 	Hold: func(ctx context.Context, servers []string, dir string, n int) (*exec.Cmd, error) {
@@ -160,6 +164,15 @@ func permitArgs(a DriverArgs) []string {
 		return []string{"--multi", fmt.Sprint(a.Locks)}
 	case a.Latch:
 		return []string{"--latch"}
+	}
+	return nil
+}
+
+// pathArgs is the option that spreads a driver's contenders over many
+// lock paths.
+func pathArgs(a DriverArgs) []string {
+	if a.Paths > 0 {
+		return []string{"--paths", fmt.Sprint(a.Paths)}
 	}
 	return nil
 }

@@ -69,7 +69,11 @@ type Report struct {
 	// connections (MeasurePrice), nil when it was not measured.
 	Price   *Price
 	Results []Result
-	Reentry []ReentryResult
+	// ManyLocks are the runs of many locks at once (Result.Paths paths
+	// of Result.Contenders contenders each), ManyParams how they were run.
+	ManyLocks  []Result        `json:",omitempty"`
+	ManyParams ManyLocksParams `json:",omitempty"`
+	Reentry    []ReentryResult
 	// HoldCost is what holding many locks idle on one session costs
 	// (MeasureHoldCost), one row per variant and count.
 	HoldCost []HoldCostResult

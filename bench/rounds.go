@@ -15,6 +15,8 @@ type RoundFigures struct {
 	Acquisitions int64
 	Elapsed      time.Duration
 	AcquireP50   time.Duration
+	// AcquireP99 is 0 in a results.json written before it was kept.
+	AcquireP99 time.Duration `json:",omitempty"`
 	// HandoffP50 and HandoffP99 are 0 when the round had no handoff.
 	HandoffP50, HandoffP99 time.Duration
 	// FloorP50 is the delete-to-notification floor's p50 measured at the
@@ -39,6 +41,8 @@ const (
 	FigHandoffFloor
 	// FigFloorP50 is the delete-to-notification floor of the round.
 	FigFloorP50
+	// FigAcquireP99 is the round's acquire p99.
+	FigAcquireP99
 )
 
 // Lower reports whether a smaller value of the figure is better.
@@ -46,7 +50,7 @@ func (f Figure) Lower() bool { return f != FigThroughput }
 
 // String names the figure for reports.
 func (f Figure) String() string {
-	return [...]string{"throughput", "acquire p50", "handoff p50", "handoff p99", "handoff/floor", "floor p50"}[f]
+	return [...]string{"throughput", "acquire p50", "handoff p50", "handoff p99", "handoff/floor", "floor p50", "acquire p99"}[f]
 }
 
 // value is the figure in one round, NaN when the round has none (no
@@ -72,6 +76,8 @@ func (f Figure) value(x RoundFigures) float64 {
 		return ms(x.HandoffP50) / ms(x.FloorP50)
 	case FigFloorP50:
 		return ms(x.FloorP50)
+	case FigAcquireP99:
+		return ms(x.AcquireP99)
 	default:
 		return ms(x.HandoffP99)
 	}
@@ -80,7 +86,7 @@ func (f Figure) value(x RoundFigures) float64 {
 // wholeRun is the result's figures as one round: what a result read from
 // a results.json written before rounds were kept has to offer.
 func (r Result) wholeRun() RoundFigures {
-	return RoundFigures{Acquisitions: r.Acquisitions, Elapsed: r.Elapsed, AcquireP50: r.Acquire.P50,
+	return RoundFigures{Acquisitions: r.Acquisitions, Elapsed: r.Elapsed, AcquireP50: r.Acquire.P50, AcquireP99: r.Acquire.P99,
 		HandoffP50: r.Handoff.P50, HandoffP99: r.Handoff.P99, FloorP50: r.Floors.Notify.P50}
 }
 

@@ -52,6 +52,12 @@ func (r *Report) WriteSummary(w io.Writer, headlineN int) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	if len(r.ManyLocks) > 0 {
+		if err := r.WriteManyLocks(w, false); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
 	para(r.Headline(headlineN).String() + ".")
 	if r.hasExternal() {
 		para("curator, kazoo: run by a driver in a child process; the counts seen on the Go client's wire " +

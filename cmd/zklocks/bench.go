@@ -41,18 +41,31 @@ const (
 	quickRounds   = 21
 )
 
+// The default run's many-locks section: 1 and 16 lock paths of 4
+// contenders each, in 9 rounds of 333 ms; -full adds 64 paths (256
+// sessions) and 256 paths (1,024 sessions), in 6 rounds of 1 s (an
+// acquisition waits 0.5 s at 256 paths: shorter rounds would be mostly
+// the drain of the queues).
+const (
+	quickPaths         = "1,16"
+	quickPathsDuration = 3 * time.Second
+)
+
 // fullGrid is what -full sets, for each flag not given on the command
 // line: the whole grid, every variant at every N with the price and the
 // hold cost, as make bench-docs runs it for the committed results.
 func fullGrid() map[string]string {
 	return map[string]string{
-		"variants":      strings.Join(bench.AllNames(), ","),
-		"n":             "1,2,4,8,16,32,64",
-		"duration":      "4s",
-		"rounds":        strconv.Itoa(defaultRounds),
-		"headline-only": "",
-		"hold-counts":   "0,1,100,1000,10000",
-		"price-samples": "60",
+		"variants":       strings.Join(bench.AllNames(), ","),
+		"n":              "1,2,4,8,16,32,64",
+		"duration":       "4s",
+		"rounds":         strconv.Itoa(defaultRounds),
+		"headline-only":  "",
+		"hold-counts":    "0,1,100,1000,10000",
+		"price-samples":  "60",
+		"paths":          "1,16,64,256",
+		"paths-duration": "6s",
+		"paths-rounds":   "6",
 	}
 }
 
@@ -80,11 +93,16 @@ By default it runs what the headline needs, in about five minutes:
 sequential beside go-zookeeper's own Lock, Curator's InterProcessMutex and
 kazoo's Lock (each run by a driver of bench/peers in a child process) at
 -headline-n contenders, and naive beside sequential at N = 4, 16 and 64
-(the herd), in 21 rounds of 1s. -full runs the whole grid, as make
-bench-docs does (15 to 21 minutes): every lock (naive, sequential,
+(the herd), in 21 rounds of 1s, then many locks at once: 1 and 16 lock
+paths of 4 contenders each (-paths, -paths-n), for sequential, go-zookeeper's
+Lock, Curator and kazoo, in 9 rounds of 333ms, the aggregate acq/s against
+the ensemble's write ceiling. -full runs the whole grid, as make
+bench-docs does (20 to 27 minutes): every lock (naive, sequential,
 reentrant in both count modes, timeout, rwlock, semaphore, multilock,
 election and the peers' counterparts) at N = 1 to 64 in 9 rounds of
-444ms, the token's price, re-entry and the hold cost. Flags given on the
+444ms, many locks at 1, 16, 64 and 256 paths (up to 1,024 sessions, 6
+rounds of 1s), the
+token's price, re-entry and the hold cost. Flags given on the
 command line apply either way. It prints its plan first, and the time
 left as it goes.
 
@@ -123,13 +141,22 @@ type benchFlags struct {
 	render       string
 	full         bool
 	headlineOnly string
+	// The many-locks section: -paths (M), -paths-n, -paths-variants,
+	// -paths-duration, -paths-rounds.
+	paths         string
+	pathsN        int
+	pathsVariants string
+	// -paths-variants given: a peer that cannot run fails the run.
+	pathsVariantsSet bool
+	pathsDuration    time.Duration
+	pathsRounds      int
 }
 
 // fullGridText lists what -full sets, for its usage line.
 func fullGridText() string {
 	g := fullGrid()
 	var out []string
-	for _, name := range []string{"variants", "n", "duration", "rounds", "headline-only", "hold-counts", "price-samples"} {
+	for _, name := range []string{"variants", "n", "duration", "rounds", "headline-only", "hold-counts", "price-samples", "paths", "paths-duration", "paths-rounds"} {
 		v := g[name]
 		switch {
 		case name == "variants":
@@ -149,7 +176,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.Usage = func() { fmt.Fprintln(stderr, benchUsage); fs.PrintDefaults() }
 	fs.BoolVar(&f.full, "full", false, "run the whole grid, as make bench-docs does; for each flag not given: "+fullGridText())
 	fs.StringVar(&f.variants, "variants", quickVariants, "comma-separated variants to run")
-	fs.StringVar(&f.ns, "n", quickN, "comma-separated numbers of contenders")
+	fs.StringVar(&f.ns, "n", quickN, "comma-separated numbers of contenders (empty with -paths: the many-locks runs alone)")
 	fs.StringVar(&f.headlineOnly, "headline-only", strings.Join(bench.Peers, ","), "variants run at -headline-n only (at every -n when -n leaves -headline-n out)")
 	fs.DurationVar(&f.duration, "duration", quickDuration, "contention time per variant and N, split into -rounds rounds (ignored with -acquisitions)")
 	fs.IntVar(&f.acquisitions, "acquisitions", 0, "acquisitions per run instead of a duration")
@@ -171,13 +198,18 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchFlags, error) {
 	fs.IntVar(&f.headlineN, "headline-n", 16, "contenders of the headline comparison (sequential vs floor and peer)")
 	fs.BoolVar(&f.progress, "progress", true, "show progress on stderr")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the client side (this process) to this file")
+	fs.StringVar(&f.paths, "paths", quickPaths, "many locks at once: comma-separated numbers of independent lock paths (M), each with -paths-n contenders (empty: skip)")
+	fs.IntVar(&f.pathsN, "paths-n", 4, "contenders on each path of the many-locks runs")
+	fs.StringVar(&f.pathsVariants, "paths-variants", strings.Join(bench.ManyLocksVariants, ","), "variants of the many-locks runs (a peer that is not installed is left out)")
+	fs.DurationVar(&f.pathsDuration, "paths-duration", quickPathsDuration, "contention time per variant and M of the many-locks runs, split into -paths-rounds rounds")
+	fs.IntVar(&f.pathsRounds, "paths-rounds", defaultRounds, "rounds of the many-locks runs, taken in turns by the variants")
 	fs.StringVar(&f.render, "render", "", "run nothing: render README.md, bench.txt and the figures into -out from a results.json a run wrote")
 	if err := parse(fs, args); err != nil {
 		return f, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	f.variantsSet, f.holdSet = set["variants"], set["hold-variants"]
+	f.variantsSet, f.holdSet, f.pathsVariantsSet = set["variants"], set["hold-variants"], set["paths-variants"]
 	if f.full {
 		for name, value := range fullGrid() {
 			if !set[name] {
@@ -222,9 +254,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.render != "" {
 		return renderResults(f, stdout)
 	}
-	ns, err := parseInts(f.ns)
-	if err != nil {
-		return err
+	// An empty -n with -paths runs the many-locks section alone.
+	var ns []int
+	if strings.TrimSpace(f.ns) != "" || strings.TrimSpace(f.paths) == "" {
+		if ns, err = parseInts(f.ns); err != nil {
+			return err
+		}
 	}
 	for _, name := range splitNames(f.headlineOnly) {
 		if _, err := bench.Lookup(name); err != nil {
@@ -236,10 +271,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	holdVs, holdSkipped, holdFailures := holdVariants(f, stderr)
+	manyVs, manyMs, manySkipped, err := manyLocksVariants(f, stderr)
+	if err != nil {
+		return err
+	}
 	plan, err := makePlan(f, variants, ns, holdVs)
 	if err != nil {
 		return err
 	}
+	plan.addManyLocks(f, manyVs, manyMs)
 	for _, l := range wrapText(plan.describe(f), 100, "  ") {
 		fmt.Fprintln(stderr, l)
 	}
@@ -251,8 +291,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	env := bench.LocalEnv()
-	env.Skipped = append(skipped, holdSkipped...)
-	env.Command = strings.TrimSpace("zklocks bench " + strings.Join(args, " "))
+	env.Skipped = append(append(skipped, holdSkipped...), manySkipped...)
+	shown := make([]string, len(args))
+	for i, a := range args {
+		shown[i] = a
+		if a == "" {
+			shown[i] = "''"
+		}
+	}
+	env.Command = strings.TrimSpace("zklocks bench " + strings.Join(shown, " "))
 	env.Duration, env.Acquisitions, env.Hold, env.Idle, env.Reentries = f.duration, f.acquisitions, f.hold, f.idle, f.reentries
 	env.Lease = bench.TimeoutLease
 	env.Rounds = f.rounds
@@ -384,6 +431,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
+	failures = append(failures, runManyLocks(ctx, servers, f, plan, rep, prog)...)
+
 	for _, v := range plan.reentry {
 		prog.start(fmt.Sprintf("measuring re-entry of %s (%d re-entries)", v.Name, f.reentrySamp), nil, 0)
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -405,7 +454,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := rep.WriteSummary(stdout, f.headlineN); err != nil {
 		return err
 	}
-	if f.out != "" {
+	if f.out != "" && len(rep.Results) == 0 && len(rep.ManyLocks) > 0 {
+		// The many-locks section alone (-n ''): its own file, and nothing
+		// of a grid that did not run (make bench-docs' README.md and
+		// figures in -out stay as they are).
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return err
+		}
+		fh, err := os.Create(filepath.Join(f.out, "many-locks.md"))
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(rep.WriteManyLocksMarkdown(fh), fh.Close()); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwrote %s\n", filepath.Join(f.out, "many-locks.md"))
+	} else if f.out != "" {
 		if err := writeResults(rep, f); err != nil {
 			return err
 		}
@@ -496,8 +560,10 @@ func writeResults(rep *bench.Report, f benchFlags) error {
 	if b, err := os.ReadFile(filepath.Join(f.out, "reentry.txt")); err == nil && strings.Contains(string(b), "BenchmarkReentry") {
 		rep.ReentryBench = keepBenchLines(string(b))
 	}
-	if _, err := rep.WriteFigures(f.out); err != nil {
-		return err
+	if len(rep.Results) > 0 {
+		if _, err := rep.WriteFigures(f.out); err != nil {
+			return err
+		}
 	}
 	write := func(name string, fn func(io.Writer) error) error {
 		fh, err := os.Create(filepath.Join(f.out, name))
@@ -515,6 +581,11 @@ func writeResults(rep *bench.Report, f benchFlags) error {
 	}
 	if err := write("table.txt", rep.WriteTable); err != nil {
 		return err
+	}
+	if len(rep.ManyLocks) > 0 {
+		if err := write("many-locks.md", rep.WriteManyLocksMarkdown); err != nil {
+			return err
+		}
 	}
 	if f.render == "" {
 		// The raw figures, so that the README and the figures can be

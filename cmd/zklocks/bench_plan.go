@@ -24,6 +24,12 @@ type benchPlan struct {
 	hold     []bench.Variant
 	counts   []int
 	steps    []planStep
+	// The many-locks section: its variants in run order, its Ms, its
+	// rounds and one round's flags (duration).
+	many         []bench.Variant
+	manyMs       []int
+	manyRounds   int
+	manyPerRound time.Duration
 }
 
 // planStep is one step of the plan: the ceiling, a run of one variant at
@@ -220,6 +226,9 @@ func (p benchPlan) describe(f benchFlags) string {
 		per = fmt.Sprintf("%d rounds of %d acquisitions", p.rounds, p.perRound.acquisitions)
 	}
 	s := fmt.Sprintf("plan: %s; %s at each N, the variants in turns: %d runs", strings.Join(what, "; "), per, p.runs())
+	if len(p.ns) == 0 {
+		s = "plan: no grid (-n is empty)"
+	}
 	var extra []string
 	if p.ceiling {
 		extra = append(extra, fmt.Sprintf("first the ensemble's quorum-write ceiling (%s sessions until saturated, %v each)",
@@ -231,6 +240,10 @@ func (p benchPlan) describe(f benchFlags) string {
 			when = "then"
 		}
 		extra = append(extra, fmt.Sprintf("%s the token's and Done's price (%d rounds of %d samples)", when, p.rounds, f.priceSamples))
+	}
+	if len(p.manyMs) > 0 {
+		extra = append(extra, fmt.Sprintf("then many locks at once: %s at M = %s paths of %d contenders (%d rounds of %v)",
+			names(p.many), intsStr(p.manyMs), f.pathsN, p.manyRounds, p.manyPerRound.Round(time.Millisecond)))
 	}
 	if len(p.reentry) > 0 {
 		extra = append(extra, fmt.Sprintf("then re-entry (%d samples) of %s", f.reentrySamp, names(p.reentry)))
@@ -295,7 +308,15 @@ func fullPlan() (benchPlan, bool) {
 	}
 	hold, _, _ := holdVariants(f, io.Discard)
 	p, err := makePlan(f, vs, ns, hold)
-	return p, err == nil
+	if err != nil {
+		return p, false
+	}
+	many, ms, _, err := manyLocksVariants(f, io.Discard)
+	if err != nil {
+		return p, false
+	}
+	p.addManyLocks(f, many, ms)
+	return p, true
 }
 
 // wrapText breaks s into lines of at most width columns (a longer word

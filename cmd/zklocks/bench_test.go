@@ -163,3 +163,49 @@ func TestProgressTimeLeft(t *testing.T) {
 		t.Errorf("progress line %q: want the step, its time and the time left", line)
 	}
 }
+
+// The many-locks section: 1 and 16 paths by default, up to 256 (1,024
+// sessions) with -full; its steps come after the grid's and before the
+// hold cost's, in the order runBench takes them.
+func TestBenchManyLocksPlan(t *testing.T) {
+	f, err := parseBenchFlags(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.paths != "1,16" || f.pathsN != 4 {
+		t.Errorf("default -paths %q -paths-n %d", f.paths, f.pathsN)
+	}
+	f, err = parseBenchFlags([]string{"-full", "-variants", "sequential", "-n", "4", "-rounds", "1",
+		"-paths-variants", "sequential,zk-peer"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, ms, _, err := manyLocksVariants(f, &bytes.Buffer{})
+	if err != nil || !slices.Equal(ms, []int{1, 16, 64, 256}) || len(many) != 2 {
+		t.Fatalf("-full: many-locks %v at %v, %v", many, ms, err)
+	}
+	seq, err := bench.Lookup("sequential")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := makePlan(f, []bench.Variant{seq}, []int{4}, []bench.Variant{seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(plan.steps)
+	plan.addManyLocks(f, many, ms)
+	holds := len(plan.counts)
+	if got, want := len(plan.steps)-before, len(ms)*f.pathsRounds*len(many); got != want {
+		t.Errorf("%d many-locks steps, want %d", got, want)
+	}
+	last := plan.steps[len(plan.steps)-holds-1].label
+	if want := fmt.Sprintf("zk-peer M=256 (%d/%d)", f.pathsRounds, f.pathsRounds); last != want {
+		t.Errorf("last many-locks step %q, want %q", last, want)
+	}
+	if l := plan.steps[len(plan.steps)-1].label; !strings.Contains(l, "holding") {
+		t.Errorf("last step %q, want the hold cost's", l)
+	}
+	if d := plan.describe(f); !strings.Contains(d, "many locks at once: sequential, zk-peer at M = 1,16,64,256") {
+		t.Errorf("plan %q does not say the many-locks runs", d)
+	}
+}

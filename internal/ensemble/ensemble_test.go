@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +295,26 @@ func TestLastJoinsLate(t *testing.T) {
 	assert.NotEqual(t, e.Size()-1, leader, "the member that joined last leads")
 	for i, m := range modes(t, e) {
 		assert.Contains(t, []string{"leader", "follower"}, m, "member %d", i)
+	}
+}
+
+// Classpath finds what Start runs, for ZooKeeper's own tools
+// (TxnLogToolkit): a server jar and a java, or ErrNoZooKeeper.
+func TestClasspath(t *testing.T) {
+	jars, java, err := Classpath(Config{})
+	if err != nil {
+		t.Fatal(err) // with no ZooKeeper: ErrNoZooKeeper's how-to message
+	}
+	server := false
+	for _, j := range jars {
+		b := filepath.Base(j)
+		server = server || b == "zookeeper.jar" || strings.HasPrefix(b, "zookeeper-3")
+	}
+	if !server || java == "" {
+		t.Errorf("Classpath: no server jar in %v, or no java (%q)", jars, java)
+	}
+	empty := t.TempDir()
+	if _, _, err := Classpath(Config{Home: empty}); !errors.Is(err, ErrNoZooKeeper) {
+		t.Errorf("Classpath of an empty Home: %v, want ErrNoZooKeeper", err)
 	}
 }

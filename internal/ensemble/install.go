@@ -130,3 +130,14 @@ func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
 }
+
+// Classpath returns the jars a member runs with and the java that runs
+// them, found as Start finds them (cfg.Home, ZOOKEEPER_HOME, then the
+// default places): for ZooKeeper's own tools, TxnLogToolkit say.
+func Classpath(cfg Config) (jars []string, java string, err error) {
+	inst, err := findInstallation(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return inst.classpath, inst.java, nil
+}

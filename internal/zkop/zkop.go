@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -358,16 +359,41 @@ func (c *Client) Delete(ctx context.Context, path string, version int32) error {
 // node, and path itself too when container is true: a container node, which
 // the server removes once its last child is gone, falling back to a
 // persistent node on servers older than 3.5.1 (ZOOKEEPER-2163).
+//
+// It reads before it writes: the nodes that exist already are found with
+// exists (the deepest first: once one exists, its ancestors do too) and
+// only the missing ones are created. A create of a node that exists is
+// no read: the servers log it as an error transaction, a quorum write
+// like any other, and every contender that finds the lock path missing
+// at once (all of them, on a fresh path) would otherwise pay one per
+// ancestor (zklocks txns counted them: multilock's extra writes).
 func (c *Client) EnsureParents(ctx context.Context, path string, ancestors []string, container bool, acl []zk.ACL) error {
-	for _, p := range ancestors {
-		if err := c.createIfMissing(ctx, p, false, acl); err != nil {
+	nodes := ancestors
+	if container {
+		nodes = append(slices.Clip(ancestors), path)
+	}
+	// missing is the index of the first node to create: the nodes before
+	// it exist.
+	missing := 0
+	for i := len(nodes) - 1; i >= 0; i-- {
+		ok, err := call(ctx, c, func() (bool, error) {
+			ok, _, err := c.Conn.Exists(nodes[i])
+			return ok, err
+		})
+		if err != nil {
+			return err
+		}
+		if ok {
+			missing = i + 1
+			break
+		}
+	}
+	for i := missing; i < len(nodes); i++ {
+		if err := c.createIfMissing(ctx, nodes[i], container && i == len(nodes)-1, acl); err != nil {
 			return err
 		}
 	}
-	if !container {
-		return nil
-	}
-	return c.createIfMissing(ctx, path, true, acl)
+	return nil
 }
 
 func (c *Client) createIfMissing(ctx context.Context, p string, container bool, acl []zk.ACL) error {

@@ -63,6 +63,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
  *       P holds at once);
  *   <li>--multi K: the contenders take K locks at once with Curator's
  *       InterProcessMultiLock, on path/l0 ... path/l(K-1);
+ *   <li>--paths M: many locks at once: contender i takes the lock on
+ *       path/p(i mod M) instead of path (the harness makes the M paths);
  *   <li>--latch: each hold is a term of Curator's LeaderLatch on path: a
  *       new latch started and awaited, then closed;
  *   <li>--hold-locks N: hold mode, for the cost of holding locks idle: on
@@ -106,6 +108,7 @@ public final class LockDriver {
         int holdLocks = -1;
         int permits;
         int multi;
+        int paths;
         boolean latch;
 
         static Options parse(String[] args) {
@@ -129,6 +132,7 @@ public final class LockDriver {
                     case "--permits" -> o.permits = Integer.parseInt(args[++i]);
                     case "--multi" -> o.multi = Integer.parseInt(args[++i]);
                     case "--latch" -> o.latch = true;
+                    case "--paths" -> o.paths = Integer.parseInt(args[++i]);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -301,7 +305,7 @@ public final class LockDriver {
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < clients.size(); i++) {
             final int id = i;
-            final Acquire lock = lockOf(clients.get(i), path, o);
+            final Acquire lock = lockOf(clients.get(i), o.paths > 0 ? path + "/p" + (i % o.paths) : path, o);
             Thread t = new Thread(() -> {
                 try {
                     start.await();

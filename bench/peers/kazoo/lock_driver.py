@@ -18,7 +18,7 @@ Usage: lock_driver.py --servers H:P,... --path /lock --contenders N
        --holds K [--hold-ms MS] [--extra-lock-patterns -lock-]
        [--duration-ms D | --acquisitions A] [--idle-ms I]
        [--session-timeout S] [--requested] [--round-robin] [--control]
-       [--warmup-ms W] [--hold-locks N] [--permits P | --latch]
+       [--warmup-ms W] [--hold-locks N] [--permits P | --latch] [--paths M]
 
 Each contender makes K acquisitions, unless --duration-ms (contenders stop
 asking for the lock D ms after the start; a waiter already queued still
@@ -38,6 +38,9 @@ contend for W ms on --path first, unreported, before "ready".
 the first session, after "ready" and a "take" line on stdin, it acquires N
 locks, one per path (--path/l0, --path/l1, ...), says "held", and after a
 "release" line releases them and says "released".
+
+--paths M is many locks at once: contender i takes the lock on
+<path>/p<i mod M> instead of <path> (the harness makes the M paths).
 
 --latch makes each hold a term of kazoo's Election, as the Curator
 driver's --latch does with LeaderLatch: a contender runs for leader with
@@ -150,7 +153,9 @@ def run(clients, args, path, stop, report):
     """One run: a contender per session on path until stop says so.
     Returns its start and end, in wall-clock nanoseconds."""
     start = threading.Event()
-    threads = [threading.Thread(target=guarded, args=(i, c, args, path, start, stop, report))
+    def path_of(i):
+        return "%s/p%d" % (path, i % args.paths) if args.paths > 0 else path
+    threads = [threading.Thread(target=guarded, args=(i, c, args, path_of(i), start, stop, report))
                for i, c in enumerate(clients)]
     for t in threads:
         t.start()
@@ -234,6 +239,8 @@ def main():
     p.add_argument("--hold-locks", type=int, default=-1)
     p.add_argument("--permits", type=int, default=0,
                    help="take permits of kazoo's Semaphore with this many leases instead of the Lock")
+    p.add_argument("--paths", type=int, default=0,
+                   help="contender i takes the lock on <path>/p<i mod M> (many locks at once)")
     p.add_argument("--latch", action="store_true",
                    help="each hold is a term of kazoo's Election instead of a hold of the Lock")
     args = p.parse_args()
