@@ -201,6 +201,21 @@ func TestWebBrowser(t *testing.T) {
 	p.until("the expiry on the timeline", `!!document.querySelector('#timeline li[data-kind="expire"]')`, 5*time.Second)
 	p.shot("web-freeze-fenced.png")
 
+	// A member dies under the page: the page says so, and so does stderr.
+	if strings.TrimSpace(os.Getenv("ZK_SERVERS")) == "" {
+		e := zktest.Ensemble(t)
+		leader, err := e.Leader()
+		require.NoError(t, err)
+		victim := (leader + 1) % e.Size()
+		require.NoError(t, e.Kill(victim))
+		id := victim + 1
+		p.until("the dead member on the page", fmt.Sprintf(`document.querySelector("#alert").textContent.includes("member %d (") && !!document.querySelector('#members-layer g.member[data-member="%d"]') && [...document.querySelectorAll('#timeline li[data-kind="member"]')].some(li => li.textContent.includes("member %d stopped answering"))`, id, id, id), 10*time.Second)
+		p.shot("web-member-down.png")
+		assert.Contains(t, w.errOut.String(), fmt.Sprintf("zklocks web: member %d stopped answering", id))
+		require.NoError(t, e.Restart(victim))
+		p.until("the member back", fmt.Sprintf(`[...document.querySelectorAll('#timeline li[data-kind="member"]')].some(li => li.textContent.includes("member %d answers again"))`, id), 10*time.Second)
+	}
+
 	// Stop on the page: every contender and child ends, nothing is left.
 	p.click("stop")
 	select {

@@ -555,6 +555,11 @@ func (w *webRun) addEventLocked(e webEvent) {
 		e.AtMs = time.Now().UnixMilli()
 	}
 	w.events = append(w.events, e)
+	if e.Kind == "member" || e.Kind == "leader" {
+		// What happens to the servers is said on stderr too; a failed
+		// action is said there by act.
+		fmt.Fprintf(w.cfg.stderr, "zklocks web: %s\n", e.Text)
+	}
 	if len(w.events) > maxWebEvents {
 		w.events = slices.Delete(w.events, 0, len(w.events)-maxWebEvents)
 	}

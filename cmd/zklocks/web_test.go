@@ -21,9 +21,9 @@ import (
 // webUnderTest is a zklocks web run inside the test binary.
 type webUnderTest struct {
 	url, base, token, lockPath string
-	out, errOut            *syncBuffer
-	done                   chan int
-	cancel                 context.CancelFunc
+	out, errOut                *syncBuffer
+	done                       chan int
+	cancel                     context.CancelFunc
 }
 
 var webURL = regexp.MustCompile(`open (http://[^/\s]+)/\?token=([0-9a-f]+)`)
