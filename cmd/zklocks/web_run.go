@@ -71,8 +71,9 @@ type webRun struct {
 	prev       *webReading
 	subs       map[chan []byte]struct{}
 	closed     bool
-	cut        int // the member cut off, or -1
-	leader     int // the last leader seen (myid), 0 before one
+	cut        int               // the member cut off, or -1
+	leader     int               // the last leader seen (myid), 0 before one
+	names      map[string]string // session id: contender name, for every contender the run had
 }
 
 // webContender is one contender of the page.
@@ -118,7 +119,7 @@ func startWebRun(ctx context.Context, cfg webConfig) (*webRun, error) {
 	w := &webRun{cfg: cfg, token: newToken(), self: self, admin: admin,
 		in:            &inspector{session: admin, conn: admin.Conn(), client: zkop.New(admin.Conn(), liveness.SessionClock(admin)), servers: cfg.addrs},
 		stopRequested: make(chan struct{}), kick: make(chan struct{}, 1),
-		subs: map[chan []byte]struct{}{}, variant: v, cut: -1}
+		subs: map[chan []byte]struct{}{}, variant: v, cut: -1, names: map[string]string{}}
 	fail := func(err error) (*webRun, error) {
 		w.removeBase()
 		admin.Close()
@@ -340,6 +341,7 @@ func (w *webRun) addContender(ctx context.Context) (string, error) {
 	lctx, cancel := context.WithCancel(context.Background())
 	w.mu.Lock()
 	c.session, c.lock, c.sid, c.cancel = s, l, fmt.Sprintf("0x%x", s.ID()), cancel
+	w.names[c.sid] = c.name
 	w.contenders = append(w.contenders, c)
 	w.mu.Unlock()
 	w.wg.Add(1)
@@ -511,7 +513,7 @@ func (w *webRun) addProcess() (string, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, w.self, "demo", "fencing-holder", "-servers", strings.Join(w.cfg.addrs, ","),
-		"-path", path, "-session", w.cfg.session.String(), "-store", w.store.Path())
+		"-path", path, "-session", w.cfg.session.String(), "-store", w.store.Path(), "-writer", name)
 	cmd.Stderr = w.cfg.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -558,6 +560,7 @@ func (w *webRun) childSaid(c *webContender, m holderMsg) {
 	switch m.Event {
 	case "locked":
 		c.state, c.token, c.sid, c.node = "holds", m.Token, fmt.Sprintf("0x%x", m.Session), m.Node
+		w.names[c.sid] = c.name
 		w.addEventLocked(webEvent{Kind: "acquire", Who: c.name, Zxid: fmt.Sprintf("%#x", m.Token),
 			Text: fmt.Sprintf("%s (pid %d) holds the lock (token %#x); about to write to the store", c.name, c.pid, m.Token)})
 	case "resumed":

@@ -237,12 +237,7 @@ func (w *webRun) refresh(ctx context.Context) {
 	if w.path != p { // the variant changed while we read
 		return
 	}
-	labels := map[string]string{} // session: contender name
-	for _, c := range w.contenders {
-		if c.sid != "" {
-			labels[c.sid] = c.name
-		}
-	}
+	labels := w.names // session: contender name
 	st := &webState{Variant: v.name, Path: p, Variants: herdVariantNames(), Members: r.members,
 		Queue: []webNode{}, Waiters: []webWaiter{}, Contenders: []webContenderView{}, ReadAtMs: time.Now().UnixMilli()}
 	for i := range st.Members {
@@ -461,8 +456,11 @@ func (w *webRun) flushPending() {
 	for _, e := range w.pending {
 		if e.Node != "" {
 			for i := len(w.events) - 1; i >= 0 && i >= len(w.events)-50; i-- {
-				if w.events[i].Kind == "delete" && w.events[i].Node == e.Node {
-					e.Zxid = w.events[i].Zxid
+				if d := &w.events[i]; d.Kind == "delete" && d.Node == e.Node {
+					e.Zxid = d.Zxid
+					// The delete was committed before it fired the watch;
+					// the reading that saw it came later.
+					d.AtMs = min(d.AtMs, e.AtMs)
 					break
 				}
 			}

@@ -54,7 +54,11 @@ function renderControls(st) {
   if (sel.options.length !== st.variants.length) {
     sel.replaceChildren(...st.variants.map((v) => el("option", { value: v }, v)));
   }
-  if (document.activeElement !== sel) sel.value = st.variant;
+  // Only a new variant moves the choice: a user's pick waits for its submit.
+  if (sel.dataset.shown !== st.variant) {
+    sel.value = st.variant;
+    sel.dataset.shown = st.variant;
+  }
   const why = [];
   for (const b of document.querySelectorAll("button[data-action]")) {
     const reason = st.disabled[b.dataset.action];
@@ -173,19 +177,23 @@ function clock(ms) {
   return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0");
 }
 
+// renderTimeline lists the events newest first, by the time each
+// happened (a create's commit time, else when zklocks web learnt of it).
 function renderTimeline(st) {
-  const list = $("#timeline");
   const now = Date.now();
   for (const e of st.events) {
     if (e.id <= window.zk.lastEventId) continue;
     window.zk.lastEventId = e.id;
-    const li = el("li", { "data-kind": e.kind, "data-id": e.id, "data-who": e.who || "" });
-    li.append(el("span", { class: "t" }, clock(e.commit_ms || e.at_ms) + " "), el("span", { class: "k" }, e.kind),
-      el("span", { class: "z" }, e.zxid ? "zxid " + e.zxid + " " : ""), document.createTextNode(e.text));
-    list.prepend(li);
     if (e.commit_ms) window.zk.latencies.push({ kind: e.kind, node: e.node, ms: now - e.commit_ms });
   }
-  while (list.children.length > 300) list.lastChild.remove();
+  const when = (e) => e.commit_ms || e.at_ms;
+  const events = [...st.events].sort((a, b) => when(b) - when(a) || b.id - a.id);
+  $("#timeline").replaceChildren(...events.map((e) => {
+    const li = el("li", { "data-kind": e.kind, "data-id": e.id, "data-who": e.who || "" });
+    li.append(el("span", { class: "t" }, clock(when(e)) + " "), el("span", { class: "k" }, e.kind),
+      el("span", { class: "z" }, e.zxid ? "zxid " + e.zxid + " " : ""), document.createTextNode(e.text));
+    return li;
+  }));
 }
 
 async function post(action, body) {
