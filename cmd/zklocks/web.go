@@ -48,9 +48,10 @@ timeline of creates, deletes, fired watches, session expiries and leader
 changes, and a fenced store (internal/fence) that every holder writes to
 with its token. A table beside the picture shows the same state as text.
 
-On the page you choose the variant (naive or sequential), add contenders
-(each a session of its own in this process, or, to freeze one, a child
-process), release the holder, crash it (its connection dropped without
+On the page you choose the variant (naive, sequential, rwlock with readers
+and writers, semaphore with 2 permits, election), add contenders (each a
+session of its own in this process, or, to freeze one, a child process
+holding the sequential lock), release the holder, crash it (its connection dropped without
 Unlock: the servers expire its session), freeze a child holder (SIGSTOP)
 and watch the store refuse its late write, cut the holder's member off
 from the others, and kill the leader.
@@ -80,7 +81,7 @@ func runWeb(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8040", "address to serve the page on (port 0: any free port)")
 	f.BoolVar(&o.open, "open", false, "open the page in a browser")
 	f.StringVar(&o.path, "path", "", "the lock path to show (default: a fresh one under /zklocks-web)")
-	f.StringVar(&o.variant, "variant", "sequential", "the lock at start: "+strings.Join(herdVariantNames(), " or "))
+	f.StringVar(&o.variant, "variant", "sequential", "the lock at start: "+strings.Join(webVariantNames(), " or "))
 	f.DurationVar(&o.session, "session", 2*time.Second, "session timeout of the page's contenders (at least 400ms)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for a session on the ensemble")
 	switch err := f.parse(args); {
@@ -90,7 +91,7 @@ func runWeb(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	o.servers, o.state = *f.servers, *f.state
-	if _, err := lookupHerdVariant(o.variant); err != nil {
+	if _, err := lookupWebVariant(o.variant); err != nil {
 		return usageError{"-variant: " + err.Error()}
 	}
 	if o.path != "" {

@@ -60,7 +60,7 @@ type webRun struct {
 	wg            sync.WaitGroup // the refresher and every contender's goroutine
 
 	mu         sync.Mutex
-	variant    herdVariant
+	variant    webVariant
 	path       string
 	contenders []*webContender
 	numbered   int
@@ -102,7 +102,7 @@ func startWebRun(ctx context.Context, cfg webConfig) (*webRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := lookupHerdVariant(cfg.variant)
+	v, err := lookupWebVariant(cfg.variant)
 	if err != nil {
 		return nil, usageError{err.Error()}
 	}
@@ -160,7 +160,7 @@ func startWebRun(ctx context.Context, cfg webConfig) (*webRun, error) {
 // pathFor is the lock path of variant v: -path, else one per variant under
 // the run's fresh parent (the naive lock's node and a queue's parent can
 // not share a path).
-func (w *webRun) pathFor(v herdVariant) string {
+func (w *webRun) pathFor(v webVariant) string {
 	if w.cfg.path != "" {
 		return w.cfg.path
 	}
@@ -183,7 +183,7 @@ func (w *webRun) variantName() string {
 // is not a naive lock's (ephemeral) for naive, and for a queue, a node with
 // children that are not lock nodes. An empty container left by an earlier
 // queue is removed before the naive lock takes its path.
-func (w *webRun) checkPath(ctx context.Context, v herdVariant, p string) error {
+func (w *webRun) checkPath(ctx context.Context, v webVariant, p string) error {
 	_, stat, err := w.in.client.Get(ctx, p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
@@ -244,7 +244,9 @@ func (w *webRun) act(action string, req actionRequest) (string, error) {
 	case "variant":
 		msg, err = w.setVariant(ctx, req.Variant)
 	case "add":
-		msg, err = w.addContender(ctx)
+		msg, err = w.addContender(ctx, false)
+	case "add-reader":
+		msg, err = w.addContender(ctx, true)
 	case "add-process":
 		msg, err = w.addProcess()
 	case "release":
@@ -278,7 +280,7 @@ func (w *webRun) act(action string, req actionRequest) (string, error) {
 }
 
 func (w *webRun) setVariant(ctx context.Context, name string) (string, error) {
-	v, err := lookupHerdVariant(name)
+	v, err := lookupWebVariant(name)
 	if err != nil {
 		return "", usageError{err.Error()}
 	}
@@ -318,13 +320,24 @@ func (w *webRun) nextName(prefix string) (string, error) {
 	return fmt.Sprintf("%s%d", prefix, w.numbered), nil
 }
 
-// addContender opens a session and calls Lock in a goroutine of its own.
-func (w *webRun) addContender(ctx context.Context) (string, error) {
+// addContender opens a session and calls Lock in a goroutine of its own
+// (with reader, the read-write lock's read side).
+func (w *webRun) addContender(ctx context.Context, reader bool) (string, error) {
+	w.mu.Lock()
+	v := w.variant
+	w.mu.Unlock()
+	kind := "session"
+	if reader {
+		if !v.readers {
+			return "", fmt.Errorf("the %s lock has no readers: choose rwlock", v.name)
+		}
+		kind = "reader"
+	}
 	name, err := w.nextName("c")
 	if err != nil {
 		return "", err
 	}
-	c := &webContender{name: name, kind: "session", state: "waiting", dialer: &webDialer{}, gone: make(chan struct{}), own: map[string]bool{}}
+	c := &webContender{name: name, kind: kind, state: "waiting", dialer: &webDialer{}, gone: make(chan struct{}), own: map[string]bool{}}
 	cb := func(ev zk.Event) { w.onEvent(c, ev) }
 	s, err := connect(ctx, w.cfg.addrs, w.cfg.session, zk.WithEventCallback(cb), zk.WithDialer(c.dialer.dial))
 	if err != nil {
@@ -333,7 +346,7 @@ func (w *webRun) addContender(ctx context.Context) (string, error) {
 	w.mu.Lock()
 	v, path := w.variant, w.path
 	w.mu.Unlock()
-	l, err := v.newLock(s, path)
+	l, err := v.newLock(s, path, reader)
 	if err != nil {
 		s.Close()
 		return "", err
@@ -364,15 +377,24 @@ func (w *webRun) addContender(ctx context.Context) (string, error) {
 			c.token = t.Token()
 		}
 		text := fmt.Sprintf("%s holds the lock (token %#x)", c.name, c.token)
-		if err := w.store.Write(c.token, c.name, c.name+"'s update"); err != nil {
-			text += "; its write to the fenced store: " + err.Error()
-		} else {
+		switch {
+		case reader:
+			text += "; a reader, it does not write to the store"
+		case v.name == "semaphore":
+			text += fmt.Sprintf("; one of %d holders at once, it does not write to the store (a token fences one holder at a time)", webPermits)
+		case w.store.Write(c.token, c.name, c.name+"'s update") != nil:
+			text += "; its write to the fenced store was refused: a later holder wrote first"
+		default:
 			text += fmt.Sprintf("; it writes %q to the fenced store with its token: accepted", c.name+"'s update")
 		}
 		w.addEventLocked(webEvent{Kind: "acquire", Text: text, Zxid: fmt.Sprintf("%#x", c.token), Who: c.name})
 		w.kickRefresh()
 	}()
-	return fmt.Sprintf("%s joins (session %s, timeout %v) and calls Lock", name, c.sid, w.cfg.session), nil
+	call := "Lock"
+	if reader {
+		call = "RLock (the read side)"
+	}
+	return fmt.Sprintf("%s joins (session %s, timeout %v) and calls %s", name, c.sid, w.cfg.session, call), nil
 }
 
 // onEvent is a contender session's event callback: a watch that fired, or
@@ -504,7 +526,7 @@ func (w *webRun) addProcess() (string, error) {
 	w.mu.Lock()
 	v, path := w.variant, w.path
 	w.mu.Unlock()
-	if !v.queue {
+	if v.name != "sequential" {
 		return "", errors.New("a child-process contender runs the sequential lock: choose the sequential variant first")
 	}
 	name, err := w.nextName("p")
@@ -752,7 +774,7 @@ func (w *webRun) removeBase() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	conn := w.admin.Conn()
-	for _, v := range herdVariants {
+	for _, v := range webVariants {
 		if v.queue {
 			removeWhenEmpty(ctx, conn, w.base+"/"+v.name)
 		}

@@ -120,7 +120,7 @@ type webReading struct {
 }
 
 // read takes a reading. Members that do not answer are marked, not fatal.
-func (w *webRun) read(ctx context.Context, v herdVariant, p string) *webReading {
+func (w *webRun) read(ctx context.Context, v webVariant, p string) *webReading {
 	r := &webReading{path: p, members: make([]webMember, len(w.cfg.addrs)), watches: map[string][]string{}}
 	wchc := make([]string, len(w.cfg.addrs))
 	var wg sync.WaitGroup
@@ -238,7 +238,7 @@ func (w *webRun) refresh(ctx context.Context) {
 		return
 	}
 	labels := w.names // session: contender name
-	st := &webState{Variant: v.name, Path: p, Variants: herdVariantNames(), Members: r.members,
+	st := &webState{Variant: v.name, Path: p, Variants: webVariantNames(), Members: r.members,
 		Queue: []webNode{}, Waiters: []webWaiter{}, Contenders: []webContenderView{}, ReadAtMs: time.Now().UnixMilli()}
 	for i := range st.Members {
 		st.Members[i].Cut = i == w.cut
@@ -261,6 +261,17 @@ func (w *webRun) refresh(ctx context.Context) {
 		}
 		wn := webNode{Node: baseName(n.Node), Path: n.Node, Seq: n.Seq, Token: fmt.Sprintf("%#x", n.Token), Session: n.Session,
 			Member: memberOf[n.Session], Contender: labels[n.Session], Role: n.Role, Watches: []string{}, CtimeMs: n.CtimeMs, Kind: n.Kind}
+		if c := w.contenderBySid(n.Session); c != nil && !v.byIndex {
+			// Readers and permits: several hold at once, as their Lock
+			// calls returned; the queue's order alone does not say it.
+			wn.Role = roleWaits
+			if c.state == "holds" || c.state == "crashed" {
+				wn.Role = roleHolds
+			}
+			if c.kind == "reader" {
+				wn.Kind = "reader"
+			}
+		}
 		for _, q := range r.watches[n.Session] {
 			if inLock(q) && q != n.Node {
 				wn.Watches = append(wn.Watches, baseName(q))
@@ -418,6 +429,8 @@ func (w *webRun) diffMembers(prev, next *webReading) {
 			w.addEventLocked(webEvent{Kind: "member", Text: fmt.Sprintf("member %d answers again (%s)", m.ID, orNotServing(m.Mode))})
 		case was.Mode != "" && m.Up && m.Mode == "":
 			w.addEventLocked(webEvent{Kind: "member", Text: fmt.Sprintf("member %d stopped serving: no quorum", m.ID)})
+		case was.Up && was.Mode == "" && m.Mode != "":
+			w.addEventLocked(webEvent{Kind: "member", Text: fmt.Sprintf("member %d serves again, as %s", m.ID, m.Mode)})
 		}
 	}
 }
@@ -500,7 +513,7 @@ func (w *webRun) afterReading(r *webReading) {
 }
 
 // disabledLocked says which actions cannot run now, and why.
-func (w *webRun) disabledLocked(v herdVariant) map[string]string {
+func (w *webRun) disabledLocked(v webVariant) map[string]string {
 	d := map[string]string{}
 	if w.cfg.external != "" {
 		for _, a := range []string{"kill-leader", "cut", "heal"} {
@@ -525,7 +538,10 @@ func (w *webRun) disabledLocked(v herdVariant) map[string]string {
 	} else {
 		d["freeze"] = "the holder is a session in this process; SIGSTOP needs a child process: add one (p)"
 	}
-	if !v.queue {
+	if !v.readers {
+		d["add-reader"] = "only the read-write lock has readers: choose rwlock"
+	}
+	if v.name != "sequential" {
 		d["add-process"] = "a child-process contender runs the sequential lock: choose sequential"
 		if d["freeze"] == "" {
 			d["freeze"] = d["add-process"]

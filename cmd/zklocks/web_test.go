@@ -102,7 +102,7 @@ func TestWebBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{"unknown variant", []string{"-variant=optimistic"}, 2, `-variant: unknown variant "optimistic" (have naive, sequential)`},
+		{"unknown variant", []string{"-variant=optimistic"}, 2, `-variant: unknown variant "optimistic" (have naive, sequential, rwlock, semaphore, election)`},
 		{"relative path", []string{"-path=locks/a"}, 2, "-path: "},
 		{"short session", []string{"-session=100ms"}, 2, "-session 100ms: want at least 400ms"},
 		{"port in use", []string{"-addr=" + busy.Addr().String(), "-servers=127.0.0.1:1"}, 1,

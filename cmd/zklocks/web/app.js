@@ -95,7 +95,7 @@ function renderPicture(st) {
     const holds = n.role === "holds";
     const g = s("g", { class: "node", "data-node": n.node, "data-role": n.role, "data-contender": n.contender || "", "data-token": n.token, "data-watches": n.watches.join(",") });
     g.append(s("rect", { x, y: QY, width: NODE_W, height: NODE_H, rx: 6, fill: holds ? "#e3f4e1" : "white", stroke: holds ? "#26a269" : "#555", "stroke-width": holds ? 3 : 1.5 }));
-    g.append(s("text", { x: x + 6, y: QY + 16 }, (holds ? "HOLDS " : "waits ") + who(n)));
+    g.append(s("text", { x: x + 6, y: QY + 16 }, (holds ? "HOLDS " : "waits ") + who(n) + (n.kind === "reader" ? " (read)" : "")));
     g.append(s("text", { x: x + 6, y: QY + 32, class: "mono" }, n.seq !== null ? "seq " + n.seq : "the lock node"));
     g.append(s("text", { x: x + 6, y: QY + 48, class: "mono" }, "token " + n.token));
     g.append(s("text", { x: x + 6, y: QY + 64, class: "mono" }, "sess " + short(n.session) + (n.member ? " @m" + n.member : "")));
@@ -144,7 +144,7 @@ function renderTables(st) {
     const tr = el("tr", { "data-node": n.node, "data-role": n.role, "data-contender": n.contender || "", "data-token": n.token, "data-watches": n.watches.join(","), class: n.role });
     tr.append(el("th", { scope: "row" }, String(i)), el("td", {}, who(n)), el("td", { class: "mono" }, n.node),
       el("td", { class: "mono" }, n.session + (n.member ? " (member " + n.member + ")" : "")), el("td", { class: "mono" }, n.token),
-      el("td", {}, n.role === "holds" ? "holds the lock" : "waits"),
+      el("td", {}, (n.role === "holds" ? "holds the lock" : "waits") + (n.kind === "reader" ? " (reader)" : "")),
       el("td", { class: "mono" }, n.watches.length ? "→ " + n.watches.join(", ") : "—"));
     return tr;
   });
