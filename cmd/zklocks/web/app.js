@@ -89,6 +89,18 @@ function renderPicture(st) {
   nodes.replaceChildren();
   arrows.replaceChildren();
   const pos = {};
+  // A watch on the lock path itself (a queue's parent: the semaphore's
+  // first waiter watches its children) points at a box of its own.
+  const parent = st.path.slice(st.path.lastIndexOf("/") + 1);
+  const onParent = st.queue.some((n) => n.watches.includes(parent) && n.node !== parent);
+  if (onParent) {
+    const g = s("g", { class: "parent", "data-node": parent });
+    g.append(s("rect", { x: 640, y: 10, width: 240, height: 70, rx: 6, fill: "#f6f6f6", stroke: "#555", "stroke-dasharray": "2 2" }));
+    g.append(s("text", { x: 648, y: 30 }, "the lock path " + parent));
+    g.append(s("text", { x: 648, y: 48 }, "(its children: the queue)"));
+    nodes.append(g);
+    pos[parent] = { x: 640 + 120 - NODE_W / 2, y: 80 - NODE_H };
+  }
   st.queue.forEach((n, i) => {
     const x = X0 + i * (NODE_W + GAP);
     pos[n.node] = { x, y: QY };
@@ -111,7 +123,11 @@ function renderPicture(st) {
     for (const target of w.watches) arrow(arrows, { x: x + NODE_W / 2, y: WY }, pos[target], w.contender || w.session, target, true);
   });
   st.queue.forEach((n) => {
-    for (const target of n.watches) arrow(arrows, { x: pos[n.node].x + NODE_W / 2, y: QY + NODE_H }, pos[target], n.contender || n.session, target, false);
+    for (const target of n.watches) {
+      const up = onParent && target === parent;
+      const from = { x: pos[n.node].x + NODE_W / 2, y: up ? QY : QY + NODE_H };
+      arrow(arrows, from, pos[target], n.contender || n.session, target, up);
+    }
   });
   if (st.queue.length === 0 && st.waiters.length === 0) {
     nodes.append(s("text", { x: X0, y: QY + 30 }, "Nobody holds or waits: add a contender."));
@@ -145,7 +161,8 @@ function renderTables(st) {
     tr.append(el("th", { scope: "row" }, String(i)), el("td", {}, who(n)), el("td", { class: "mono" }, n.node),
       el("td", { class: "mono" }, n.session + (n.member ? " (member " + n.member + ")" : "")), el("td", { class: "mono" }, n.token),
       el("td", {}, (n.role === "holds" ? "holds the lock" : "waits") + (n.kind === "reader" ? " (reader)" : "")),
-      el("td", { class: "mono" }, n.watches.length ? "→ " + n.watches.join(", ") : "—"));
+      el("td", { class: "mono" }, n.watches.length ? "→ " + n.watches.join(", ")
+        : n.role === "waits" ? "none listed (a child watch on the queue? wchc lists data watches only)" : "—"));
     return tr;
   });
   for (const w of st.waiters) {
