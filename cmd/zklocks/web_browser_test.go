@@ -236,17 +236,25 @@ func TestWebBrowser(t *testing.T) {
 }
 
 // checkTextMatchesPicture compares the SVG's nodes, waiters and arrows
-// with the text view's rows.
+// with the text view's rows, read in one evaluation (one rendered state).
 func checkTextMatchesPicture(t *testing.T, p *page) {
 	t.Helper()
-	svg := eval[[]string](p, `[...document.querySelectorAll('#nodes-layer g.node, #nodes-layer g.waiter')].map(g => [g.dataset.node || g.dataset.session, g.dataset.role || "waits", g.dataset.contender, g.dataset.token || "", g.dataset.watches].join("|"))`)
-	table := eval[[]string](p, `[...document.querySelectorAll('#queue-table tbody tr')].map(r => [r.dataset.node || r.dataset.session, r.dataset.role || "waits", r.dataset.contender, r.dataset.token || "", r.dataset.watches].join("|"))`)
-	assert.Equal(t, svg, table, "the text view lists what the picture draws")
+	type views struct {
+		SVG    []string `json:"svg"`
+		Table  []string `json:"table"`
+		Arrows int      `json:"arrows"`
+	}
+	v := eval[views](p, `({
+  svg: [...document.querySelectorAll('#nodes-layer g.node, #nodes-layer g.waiter')].map(g => [g.dataset.node || g.dataset.session, g.dataset.role || "waits", g.dataset.contender, g.dataset.token || "", g.dataset.watches].join("|")),
+  table: [...document.querySelectorAll('#queue-table tbody tr')].map(r => [r.dataset.node || r.dataset.session, r.dataset.role || "waits", r.dataset.contender, r.dataset.token || "", r.dataset.watches].join("|")),
+  arrows: document.querySelectorAll('#arrows-layer path.arrow').length,
+})`)
+	assert.Equal(t, v.SVG, v.Table, "the text view lists what the picture draws")
 	arrows := 0
-	for _, row := range table {
+	for _, row := range v.Table {
 		if f := strings.Split(row, "|"); len(f) == 5 && f[4] != "" {
 			arrows += len(strings.Split(f[4], ","))
 		}
 	}
-	assert.Equal(t, arrows, eval[int](p, `document.querySelectorAll("#arrows-layer path.arrow").length`), "one arrow per watch in the table")
+	assert.Equal(t, arrows, v.Arrows, "one arrow per watch in the table")
 }
