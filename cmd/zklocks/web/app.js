@@ -40,7 +40,9 @@ function render(st) {
   const down = st.members.filter((m) => !m.up || m.error);
   const problems = [];
   if (st.error) problems.push(st.error);
-  for (const m of down) problems.push("member " + m.id + " (" + m.addr + "): " + (m.error || "down"));
+  for (const m of down) {
+    problems.push("member " + m.id + " (" + m.addr + ")" + (m.up ? ": " + m.error : " does not answer: " + (m.error || "down")));
+  }
   showAlert(problems.join(" · "));
   $("#status").textContent = "live: " + st.queue.length + " node(s), " + st.waiters.length + " waiter(s) without a node; read at " + clock(st.read_at_ms);
   if (window.zk.firstPictureMs === null) {
