@@ -161,6 +161,15 @@ func TestWebBrowser(t *testing.T) {
 	checkTextMatchesPicture(t, p)
 	p.shot("web-sequential-release.png")
 
+	// Crash: c2's connection drops without Unlock; the servers expire its
+	// session, delete its node, and c3's watch fires.
+	last = eval[int](p, `window.zk.lastEventId`)
+	p.click("crash")
+	p.until("c2's session expired, c3 holds", holderIs("c3")+" && "+settled+` && [...document.querySelectorAll('#timeline li[data-kind="expire"]')].some(li => li.dataset.who === "c2" && +li.dataset.id > `+fmt.Sprint(last)+`)`, 10*time.Second)
+	woken = eval[[]string](p, watchesSince(last)+`.map(li => li.dataset.who)`)
+	assert.Equal(t, []string{"c3"}, woken, "the crashed holder's expiry woke the next in line only")
+	checkTextMatchesPicture(t, p)
+
 	// Naive: every waiter's watch fires on a release.
 	p.chooseVariant("naive")
 	for i := 5; i <= 8; i++ {
