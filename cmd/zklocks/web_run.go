@@ -674,18 +674,14 @@ func (w *webRun) cutHolder() (string, error) {
 	if c == nil {
 		return "", errors.New("none of the page's contenders holds the lock")
 	}
-	w.mu.Lock()
 	member := -1
-	if w.last != nil {
-		for _, m := range w.last.Members {
-			if slices.Contains(m.Sessions, c.sid) {
-				member = m.Index
-			}
+	for i, addr := range w.cfg.addrs { // which member its session is connected to, now
+		if out, err := ensemble.FourLetter(addr, "cons"); err == nil && slices.Contains(parseConsSessions(out), c.sid) {
+			member = i
 		}
 	}
-	w.mu.Unlock()
 	if member < 0 {
-		return "", fmt.Errorf("%s's session %s is not among any member's connections (cons) yet", c.name, c.sid)
+		return "", fmt.Errorf("%s's session %s is not among any member's connections (cons): it is between members; try again", c.name, c.sid)
 	}
 	var others []int
 	for i := range w.cfg.ens.Size() {
