@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -68,29 +69,29 @@ what the page created.`
 
 type webOpts struct {
 	addr, path, variant string
-	servers, state      string
+	servers             string
 	session, timeout    time.Duration
 	open                bool
 }
 
 func runWeb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newDemoFlags("web", webHelp, stderr)
-	f.FlagSet.Init("zklocks web", 0) // the demo flags' set, under its own name
-	f.FlagSet.SetOutput(stderr)
+	f := flag.NewFlagSet("zklocks web", flag.ContinueOnError)
+	f.SetOutput(stderr)
+	f.Usage = func() { fmt.Fprintln(stderr, webHelp); f.PrintDefaults() }
 	var o webOpts
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8040", "address to serve the page on (port 0: any free port)")
 	f.BoolVar(&o.open, "open", false, "open the page in a browser")
 	f.StringVar(&o.path, "path", "", "the lock path to show (default: a fresh one under /zklocks-web)")
-	f.StringVar(&o.variant, "variant", "sequential", "the lock at start: "+strings.Join(webVariantNames(), " or "))
+	f.StringVar(&o.variant, "variant", "sequential", "the lock at start: "+strings.Join(webVariantNames(), ", "))
 	f.DurationVar(&o.session, "session", 2*time.Second, "session timeout of the page's contenders (at least 400ms)")
 	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long to wait for a session on the ensemble")
-	switch err := f.parse(args); {
+	f.StringVar(&o.servers, "servers", "", "comma-separated host:port list (default: ZK_SERVERS, else a local ensemble started for the page)")
+	switch err := parse(f, args); {
 	case errors.Is(err, errHelp):
 		return nil
 	case err != nil:
 		return err
 	}
-	o.servers, o.state = *f.servers, *f.state
 	if _, err := lookupWebVariant(o.variant); err != nil {
 		return usageError{"-variant: " + err.Error()}
 	}
