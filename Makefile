@@ -13,13 +13,15 @@
 #               PostgreSQL locks (into results/rivals-bench.md)
 #   make docs-check  the docs' quotes, links and names against the source
 #               (part of make test too; -update: see internal/docscheck)
+#   make web-shots  the screenshots of zklocks web's scenes in docs/images,
+#               taken by its browser test (headless chromium)
 
 GO           ?= go
 TEST_TIMEOUT ?= 14m
 BENCH_FLAGS  ?=
 RIVALS_FLAGS ?=
 
-.PHONY: test bench bench-docs bench-rivals docs-check install-zookeeper install-peers install-rivals ensemble-up ensemble-down ensemble-status lint
+.PHONY: test bench bench-docs bench-rivals docs-check web-shots install-zookeeper install-peers install-rivals install-browser ensemble-up ensemble-down ensemble-status lint
 
 # internal/faulttest runs without the race detector: it kills leaders and
 # cuts clients off on purpose, and every reconnect with watches set can
@@ -29,7 +31,7 @@ RIVALS_FLAGS ?=
 # including the variants' own fault tests, runs with -race.
 RACE_PKGS = $(shell $(GO) list ./... | grep -v /internal/faulttest)
 
-test: install-zookeeper install-peers install-rivals
+test: install-zookeeper install-peers install-rivals install-browser
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/faulttest/
 
@@ -67,6 +69,15 @@ docs-check:
 
 install-zookeeper:
 	@./scripts/install-zookeeper.sh
+
+# Debian's chromium, for the browser test of zklocks web
+# (cmd/zklocks/web_browser_test.go).
+install-browser:
+	@./scripts/install-browser.sh
+
+# The browser test again, writing a PNG of each scene into docs/images.
+web-shots: install-zookeeper install-browser
+	ZKLOCKS_WEB_SHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestWebBrowser$$' ./cmd/zklocks
 
 # The real Curator and kazoo clients of the interop tests (internal/interop).
 install-peers:

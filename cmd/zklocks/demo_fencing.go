@@ -316,6 +316,7 @@ func fencingHolder(args []string, stdout io.Writer) error {
 	storePath := fs.String("store", "", "")
 	zkData := fs.String("zk-data", "", "")
 	session := fs.Duration("session", 2*time.Second, "")
+	writer := fs.String("writer", "A", "") // its name in the store (zklocks web names its children)
 	if err := fs.Parse(args); err != nil {
 		return usageError{err.Error()}
 	}
@@ -358,9 +359,10 @@ func fencingHolder(args []string, stdout io.Writer) error {
 	msg := holderMsg{Event: "resumed", DoneAtResume: isClosedChan(done), DoneAfterNs: -1}
 	doneAt := make(chan time.Time, 1)
 	go func() { <-done; doneAt <- time.Now() }()
-	write := func() error { return store.Write(token, "A", "A's update") }
+	value := *writer + "'s update"
+	write := func() error { return store.Write(token, *writer, value) }
 	if *zkData != "" {
-		write = func() error { return writeIfHeld(conn, l, *zkData, []byte("A's update")) }
+		write = func() error { return writeIfHeld(conn, l, *zkData, []byte(value)) }
 	}
 	if err := write(); err != nil {
 		msg.WriteErr = err.Error()
