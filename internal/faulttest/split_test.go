@@ -69,7 +69,7 @@ var troubleRE = regexp.MustCompile(`Exception|ERROR|Getting a (diff|snapshot)|TR
 // leader with the largest id won every election its followers started,
 // and this restarted that member until another led; see
 // ensemble.Partition.)
-func leaderAndRest(t *testing.T, e *ensemble.Ensemble) (int, []int) {
+func leaderAndRest(t *testing.T, e faultEnsemble) (int, []int) {
 	t.Helper()
 	if err := e.WaitServing(testCtx(t, 30*time.Second)); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func leaderAndRest(t *testing.T, e *ensemble.Ensemble) (int, []int) {
 	return leader, rest
 }
 
-func addrs(e *ensemble.Ensemble, members []int) []string {
+func addrs(e faultEnsemble, members []int) []string {
 	var out []string
 	for _, i := range members {
 		out = append(out, e.Servers()[i])
@@ -96,7 +96,7 @@ func addrs(e *ensemble.Ensemble, members []int) []string {
 }
 
 // heal ends every link fault and waits until all members serve again.
-func heal(t *testing.T, e *ensemble.Ensemble) {
+func heal(t *testing.T, e faultEnsemble) {
 	t.Helper()
 	if err := e.Heal(); err != nil {
 		t.Fatal(err)

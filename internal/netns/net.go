@@ -116,8 +116,14 @@ func (n *Net) Run() string { return n.run }
 // makeNS adds a namespace with loopback up and IPv6 off (so that no
 // link-local or other IPv6 route appears).
 func (n *Net) makeNS(ctx context.Context, ns string) error {
+	if err := run(ctx, "ip", "netns", "add", ns); err != nil {
+		return err
+	}
+	return n.setUp(ctx, ns)
+}
+
+func (n *Net) setUp(ctx context.Context, ns string) error {
 	return runAll(ctx, [][]string{
-		{"ip", "netns", "add", ns},
 		{"ip", "netns", "exec", ns, "sysctl", "-q", "-w",
 			"net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"},
 		{"ip", "-n", ns, "link", "set", "lo", "up"},
@@ -140,9 +146,17 @@ func (n *Net) Add(ctx context.Context, role string) (*Node, error) {
 	if !Subnet.Contains(ip.Next()) { // keep the broadcast address free
 		return nil, fmt.Errorf("netns: no address left in %v", Subnet)
 	}
+	for _, o := range n.nodes {
+		if o.Name == role {
+			return nil, fmt.Errorf("netns: the Net has a node %s already", role)
+		}
+	}
 	nd := &Node{Name: role, NS: n.run + "-" + role, IP: ip, port: "p" + strconv.Itoa(i), net: n}
-	if err := n.makeNS(ctx, nd.NS); err != nil {
-		_ = run(ctx, "ip", "netns", "del", nd.NS)
+	if err := run(ctx, "ip", "netns", "add", nd.NS); err != nil {
+		return nil, err
+	}
+	if err := n.setUp(ctx, nd.NS); err != nil {
+		_ = removeNS(nd.NS)
 		return nil, err
 	}
 	n.nodes = append(n.nodes, nd) // from here on Close removes it

@@ -1,0 +1,80 @@
+package faulttest
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zklocks/zklocks/internal/ensemble"
+	"github.com/zklocks/zklocks/internal/netns"
+)
+
+// The namespace re-runs of the fault scenarios (internal/netns: members
+// and clients in network namespaces of their own, cuts made by nftables
+// rules) run once, for the sequential lock, by default: they must keep
+// make test's time. For the figures of docs/results/faults.md:
+//
+//	go test ./internal/faulttest -run Netns -netns.runs=5 -netns.variants=all -v | grep CUTREPORT
+var (
+	netnsRuns     = flag.Int("netns.runs", envInt("ZKLOCKS_NETNS_RUNS", 1), "how many times each namespace scenario runs (env ZKLOCKS_NETNS_RUNS)")
+	netnsVariants = flag.String("netns.variants", envOr("ZKLOCKS_NETNS_VARIANTS", "sequential"), "the variants the namespace scenarios run, comma-separated, or all (env ZKLOCKS_NETNS_VARIANTS)")
+)
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// forNetnsVariants runs fn for each variant -netns.variants names, in
+// turn, -netns.runs times.
+func forNetnsVariants(t *testing.T, fn func(t *testing.T, v *variant)) {
+	t.Helper()
+	names := strings.Split(*netnsVariants, ",")
+	for run := 1; run <= *netnsRuns; run++ {
+		for _, v := range variants {
+			if *netnsVariants != "all" && !slices.Contains(names, v.name) {
+				continue
+			}
+			name := v.name
+			if *netnsRuns > 1 {
+				name = fmt.Sprintf("%s/run-%d", v.name, run)
+			}
+			t.Run(name, func(t *testing.T) { fn(t, v) })
+		}
+	}
+}
+
+// TestNetnsHolderOnFollowerCutRightAfterItsSync is
+// TestHolderOnFollowerCutRightAfterItsSync with the kernel's cut: every
+// member and client in a network namespace of its own, the follower cut
+// from the other two members by nftables drop rules (quorum and election
+// ports alike) right after the holder's sync was answered. No relay
+// stands between the members, so none can pass a close across the cut;
+// the holder's TCP stack is the kernel's, in its own namespace.
+func TestNetnsHolderOnFollowerCutRightAfterItsSync(t *testing.T) {
+	const fastTick = 100 * time.Millisecond
+	e := netns.ForTest(t, func(c *ensemble.Config) { c.TickTime = fastTick })
+	env := netnsEnv(e)
+	for _, ticks := range []int{20, 30} {
+		st := time.Duration(ticks) * fastTick
+		t.Run(fmt.Sprintf("%d-ticks", ticks), func(t *testing.T) {
+			forNetnsVariants(t, func(t *testing.T, v *variant) {
+				testCutRightAfterSync(t, env, v, ticks, st)
+			})
+		})
+	}
+}
