@@ -78,3 +78,30 @@ func TestNetnsHolderOnFollowerCutRightAfterItsSync(t *testing.T) {
 		})
 	}
 }
+
+// TestNetnsIsolatedMemberWithItsHolder is TestIsolatedMemberWithItsHolder
+// with the kernel's cut: the holder's member (the leader, or a follower)
+// cut from the other two by reject rules that answer every segment with
+// a reset, election ports included; the holder keeps its link to its
+// member, the waiter and the admin session are on the majority's side.
+func TestNetnsIsolatedMemberWithItsHolder(t *testing.T) {
+	e := netns.ForTest(t, func(c *ensemble.Config) { c.LastJoinsLate = true })
+	env := netnsEnv(e)
+	for _, leads := range []bool{true, false} {
+		name := map[bool]string{true: "leader", false: "follower"}[leads]
+		t.Run(name, func(t *testing.T) {
+			testCutHolderIn(t, "netns-isolated-"+name+"-with-holder", isolateHoldersMemberIn(env, leads, e.Partition))
+		})
+	}
+	t.Run("follower-silent", func(t *testing.T) {
+		testCutHolderIn(t, "netns-isolated-follower-with-holder-silent", isolateHoldersMemberIn(env, false, e.PartitionSilently))
+	})
+}
+
+// testCutHolderIn is testCutHolder over the variants -netns.variants
+// names, -netns.runs times.
+func testCutHolderIn(t *testing.T, fault string, setup func(t *testing.T) isolation) {
+	forNetnsVariants(t, func(t *testing.T, v *variant) {
+		testCutHolderVariant(t, fault, v, setup)
+	})
+}

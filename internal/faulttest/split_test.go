@@ -129,6 +129,13 @@ func TestIsolatedMemberWithItsHolder(t *testing.T) {
 // holder talks to the leader (leads) or a follower only, and cut cuts that
 // member off from the other two.
 func isolateHoldersMember(e *ensemble.Ensemble, leads bool, cut func(groups ...[]int) error) func(t *testing.T) isolation {
+	return isolateHoldersMemberIn(relayEnv(e), leads, cut)
+}
+
+// isolateHoldersMemberIn is isolateHoldersMember in env: its clients dial
+// as env says (from namespaces of their own, in netnsEnv).
+func isolateHoldersMemberIn(env cutEnv, leads bool, cut func(groups ...[]int) error) func(t *testing.T) isolation {
+	e := env.e
 	return func(t *testing.T) isolation {
 		leader, rest := leaderAndRest(t, e)
 		member, others, lag := leader, rest, time.Duration(0)
@@ -137,9 +144,9 @@ func isolateHoldersMember(e *ensemble.Ensemble, leads bool, cut func(groups ...[
 		}
 		majority := addrs(e, others)
 		return isolation{
-			holder: []clientOpt{withTimeout(expiryTimeout), withServers(e.Servers()[member])},
-			waiter: []clientOpt{withServers(majority...)},
-			admin:  zktest.Connect(t, zktest.WithServers(majority)),
+			holder: []clientOpt{withTimeout(expiryTimeout), withServers(e.Servers()[member]), withDialer(env.dialer(t, "holder"))},
+			waiter: []clientOpt{withServers(majority...), withDialer(env.dialer(t, "waiter"))},
+			admin:  zktest.Connect(t, zktest.WithServers(majority), zktest.WithDialer(env.dialer(t, "admin"))),
 			cut: func(t *testing.T, _ *client) {
 				t.Cleanup(func() { _ = e.Heal() }) // should the test stop before it heals
 				if err := cut([]int{member}, others); err != nil {
