@@ -34,6 +34,8 @@ type cutEnv struct {
 	// dialer returns the dialer of the client named name; nil means a
 	// plain dial from this process.
 	dialer func(t *testing.T, name string) zk.Dialer
+	// node returns the namespace of the client named name (netnsEnv only).
+	node func(t *testing.T, name string) *netns.Node
 }
 
 // relayEnv is the loopback ensemble with relays, the clients dialing
@@ -47,16 +49,13 @@ func relayEnv(e *ensemble.Ensemble) cutEnv {
 // life: a node's connections end with the test that opened them.
 func netnsEnv(e *netns.Ensemble) cutEnv {
 	var mu sync.Mutex
-	nodes := map[string]*netns.Node{}
-	return cutEnv{harness: "netns", e: e, dialer: func(t *testing.T, name string) zk.Dialer {
+	nodes := map[string]*netns.Node{"admin": e.Admin}
+	node := func(t *testing.T, name string) *netns.Node {
 		t.Helper()
 		mu.Lock()
 		defer mu.Unlock()
-		if name == "admin" {
-			return e.Admin.DialTimeout
-		}
 		if nd, ok := nodes[name]; ok {
-			return nd.DialTimeout
+			return nd
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -65,6 +64,10 @@ func netnsEnv(e *netns.Ensemble) cutEnv {
 			t.Fatalf("a node for client %s: %v", name, err)
 		}
 		nodes[name] = nd
-		return nd.DialTimeout
+		return nd
+	}
+	return cutEnv{harness: "netns", e: e, node: node, dialer: func(t *testing.T, name string) zk.Dialer {
+		t.Helper()
+		return node(t, name).DialTimeout
 	}}
 }

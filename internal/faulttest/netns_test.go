@@ -12,6 +12,7 @@ import (
 
 	"github.com/zklocks/zklocks/internal/ensemble"
 	"github.com/zklocks/zklocks/internal/netns"
+	"github.com/zklocks/zklocks/internal/zktest"
 )
 
 // The namespace re-runs of the fault scenarios (internal/netns: members
@@ -104,4 +105,49 @@ func testCutHolderIn(t *testing.T, fault string, setup func(t *testing.T) isolat
 	forNetnsVariants(t, func(t *testing.T, v *variant) {
 		testCutHolderVariant(t, fault, v, setup)
 	})
+}
+
+// TestNetnsElectionFailoverPartitioned is TestElectionFailover's
+// partitioned leader with the kernel's cut: the leader's client, in a
+// namespace of its own, has every packet from and to the three members
+// dropped (the in-process Cutter's Silence stood for it), and the
+// follower, in another, must lead no sooner than the leader's session
+// can have ended, after the old leader's Done closed.
+func TestNetnsElectionFailoverPartitioned(t *testing.T) {
+	e := netns.ForTest(t)
+	env := netnsEnv(e)
+	forNetnsRuns(t, func(t *testing.T) {
+		ctx := testCtx(t, 60*time.Second)
+		opts := func(name string) []clientOpt {
+			return []clientOpt{withServers(e.Servers()...), withDialer(env.dialer(t, name))}
+		}
+		r := &failoverRun{t: t, how: "partitioned-netns", v: variantNamed("election"), st: expiryTimeout,
+			tp: newTape(), path: zktest.LockPath(t), ctx: ctx, opts: opts,
+			admin: zktest.Connect(t, zktest.WithServers(e.Servers()), zktest.WithDialer(env.dialer(t, "admin")))}
+		leaderNode := env.node(t, "leader")
+		losePartitionedBy(r, opts("leader"),
+			func(*client) {
+				t.Cleanup(func() { _ = e.Heal() })
+				if err := e.Net.Cut(ctx, netns.Cut{From: []*netns.Node{leaderNode}, To: e.Members}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			func(*client) {
+				if err := e.Heal(); err != nil {
+					t.Fatal(err)
+				}
+			})
+	})
+}
+
+// forNetnsRuns runs fn -netns.runs times (as subtests run-1, ... when
+// more than once).
+func forNetnsRuns(t *testing.T, fn func(t *testing.T)) {
+	if *netnsRuns == 1 {
+		fn(t)
+		return
+	}
+	for run := 1; run <= *netnsRuns; run++ {
+		t.Run(fmt.Sprintf("run-%d", run), fn)
+	}
 }
