@@ -194,4 +194,3 @@ func waitAny(t *testing.T, events <-chan zk.Event, within time.Duration, states 
 		}
 	}
 }
-
