@@ -189,6 +189,28 @@ func TestKernelCuts(t *testing.T) {
 		mustArrive(t, "a->b after the heal", p.a, p.b)
 	})
 
+	// What a relay could not do: a relay that times a link out closes
+	// its own two connections, so one end's close (or the relay's)
+	// reaches the other end as an EOF during the cut. Across the kernel's
+	// silent cut the FIN is lost like any other segment: the other end
+	// hears nothing until its own timeout, or the heal.
+	run("close across a silent cut", func(t *testing.T) {
+		p := connect(t, a, b)
+		if err := n.Cut(ctx, Cut{From: []*Node{a}, To: []*Node{b}}); err != nil {
+			t.Fatal(err)
+		}
+		p.a.Close()
+		p.b.SetReadDeadline(time.Now().Add(lost))
+		if _, err := p.b.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("b's read after a closed its end across the silent cut: %v; want a timeout, no EOF", err)
+		}
+		heal(t)
+		p.b.SetReadDeadline(time.Now().Add(arrives))
+		if _, err := p.b.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+			t.Fatalf("b's read after the heal: %v; want the retransmitted FIN (EOF)", err)
+		}
+	})
+
 	run("loud reject", func(t *testing.T) {
 		p := connect(t, a, b)
 		if err := n.Cut(ctx, Cut{From: []*Node{a}, To: []*Node{b}, Loud: true}); err != nil {
