@@ -224,6 +224,18 @@ func TestKernelCuts(t *testing.T) {
 			t.Fatalf("a's read after its send across a loud cut: %v; want connection reset", err)
 		}
 		t.Logf("reset %v after the send", time.Since(start).Round(time.Microsecond))
+		// Loud to a sender only: b, which sent nothing, has heard of
+		// nothing (a relay that stops closes both ends at once); its own
+		// next send is answered with a reset.
+		p.b.SetReadDeadline(time.Now().Add(lost))
+		if _, err := p.b.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("b's read before it sent anything: %v; want a timeout: nothing told b of the cut", err)
+		}
+		p.b.Write([]byte{'x'})
+		p.b.SetReadDeadline(time.Now().Add(arrives))
+		if _, err := p.b.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("b's read after its own send: %v; want connection reset", err)
+		}
 		if _, err := b.DialContext(ctx, "tcp", net.JoinHostPort(a.IP.String(), "1")); !errors.Is(err, syscall.ECONNREFUSED) {
 			t.Fatalf("b dialing a across the loud cut: %v; want refused", err)
 		}
