@@ -25,6 +25,13 @@ type faultEnsemble interface {
 	Heal() error
 }
 
+// loudEnsemble is a faultEnsemble that also cuts loudly: toxiproxy's
+// relays stopped, or the kernel's resets.
+type loudEnsemble interface {
+	faultEnsemble
+	Partition(groups ...[]int) error
+}
+
 // cutEnv is where a scenario runs: its ensemble, and how its clients
 // dial (from the test's own network, or each from a namespace of its
 // own).

@@ -151,3 +151,20 @@ func forNetnsRuns(t *testing.T, fn func(t *testing.T)) {
 		t.Run(fmt.Sprintf("run-%d", run), fn)
 	}
 }
+
+// TestNetnsRandomHalves is TestRandomHalves with the kernel's cuts: every
+// few seconds a random member is cut from the other two by reject rules
+// (a reset for every segment, election ports included), or the ensemble
+// is healed, while contenders of every lock, dialing from a namespace of
+// their own, cycle. It takes about a minute, so it runs only when asked:
+// -netns.runs above 1, or ZKLOCKS_NETNS_LONG=1.
+func TestNetnsRandomHalves(t *testing.T) {
+	if *netnsRuns <= 1 && os.Getenv("ZKLOCKS_NETNS_LONG") == "" {
+		t.Skip("about a minute: run with -netns.runs=5 or ZKLOCKS_NETNS_LONG=1")
+	}
+	e := netns.ForTest(t, func(c *ensemble.Config) { c.LastJoinsLate = true })
+	env := netnsEnv(e)
+	forNetnsRuns(t, func(t *testing.T) {
+		testRandomHalves(t, e, env.dialer(t, "contenders"), "netns-random-halves")
+	})
+}

@@ -236,7 +236,7 @@ func TestIsolatedMember(t *testing.T) {
 // syncedThenCut heals the ensemble, waits until every member serves
 // (so that no follower is in the middle of a sync), and cuts member i off
 // from the other two.
-func syncedThenCut(t *testing.T, e *ensemble.Ensemble, i int) {
+func syncedThenCut(t *testing.T, e loudEnsemble, i int) {
 	t.Helper()
 	if err := e.Heal(); err != nil {
 		t.Fatal(err)
@@ -258,8 +258,14 @@ func syncedThenCut(t *testing.T, e *ensemble.Ensemble, i int) {
 // left.
 func TestRandomHalves(t *testing.T) {
 	e := proxiedEnsemble(t)
+	testRandomHalves(t, e, nil, "random-halves")
+}
+
+// testRandomHalves is TestRandomHalves on e, its contenders dialing with
+// dial (nil: from this process).
+func testRandomHalves(t *testing.T, e loudEnsemble, dial zk.Dialer, fault string) {
 	tp := newTape()
-	ws := startWorkloads(t, tp, 3, 5*time.Millisecond, e.Servers()...)
+	ws := startWorkloadsVia(t, tp, 3, 5*time.Millisecond, dial, e.Servers()...)
 	recoverAfter(t, tp, ws, 0, 20*time.Second)
 	sd := *seed
 	if sd == 0 {
@@ -286,10 +292,10 @@ func TestRandomHalves(t *testing.T) {
 	}
 	heal(t, e)
 	healed := tp.now()
-	requireWrites(t, e)
+	requireWritesVia(t, e, dial)
 	after := recoverAfter(t, tp, ws, healed, 60*time.Second)
 	waitAll(t, ws, healed, 60*time.Second)
-	finish(t, tp, ws, "random-halves", after, func(w *workload) []string {
+	finish(t, tp, ws, fault, after, func(w *workload) []string {
 		return []string{fmt.Sprintf("cuts=%d contenders=%d unlock_errors=%d", cuts, len(w.clients), w.cy.unlockErrors())}
 	})
 }
@@ -473,10 +479,14 @@ func pace(tp *tape, path string, from, to time.Duration) pacing {
 // requireWrites fails the test, naming every member's mode, unless a
 // write through each member succeeds within 30s: the ensemble itself has
 // recovered, whatever the locks do next.
-func requireWrites(t *testing.T, e *ensemble.Ensemble) {
+func requireWrites(t *testing.T, e faultEnsemble) { requireWritesVia(t, e, nil) }
+
+// requireWritesVia is requireWrites for a test whose clients dial with
+// dial.
+func requireWritesVia(t *testing.T, e faultEnsemble, dial zk.Dialer) {
 	t.Helper()
 	for i, addr := range e.Servers() {
-		conn := zktest.Connect(t, zktest.WithServers([]string{addr}))
+		conn := zktest.Connect(t, zktest.WithServers([]string{addr}), zktest.WithDialer(dial))
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			_, err := conn.Create("/write-probe-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
