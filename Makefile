@@ -21,7 +21,7 @@ TEST_TIMEOUT ?= 14m
 BENCH_FLAGS  ?=
 RIVALS_FLAGS ?=
 
-.PHONY: test bench bench-docs bench-rivals docs-check web-shots install-zookeeper install-peers install-rivals install-browser ensemble-up ensemble-down ensemble-status lint
+.PHONY: test bench bench-docs bench-rivals docs-check web-shots install-zookeeper install-peers install-rivals install-browser install-netns ensemble-up ensemble-down ensemble-status lint
 
 # internal/faulttest runs without the race detector: it kills leaders and
 # cuts clients off on purpose, and every reconnect with watches set can
@@ -31,7 +31,7 @@ RIVALS_FLAGS ?=
 # including the variants' own fault tests, runs with -race.
 RACE_PKGS = $(shell $(GO) list ./... | grep -v /internal/faulttest)
 
-test: install-zookeeper install-peers install-rivals install-browser
+test: install-zookeeper install-peers install-rivals install-browser install-netns
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./internal/faulttest/
 
@@ -82,6 +82,11 @@ web-shots: install-zookeeper install-browser
 # The real Curator and kazoo clients of the interop tests (internal/interop).
 install-peers:
 	@./scripts/install-peers.sh
+
+# ip and nft for the namespace fault tests (internal/netns); where they
+# can not be installed those tests skip and say why.
+install-netns:
+	@./scripts/install-netns.sh
 
 # The rival servers of the comparison (internal/rivals): redis-server,
 # etcd and postgres, installed without starting their system services.

@@ -1,7 +1,9 @@
 package ensemble
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +67,26 @@ type Config struct {
 	// StartTimeout bounds Start (when its context has no earlier deadline)
 	// and Restart; default 60s.
 	StartTimeout time.Duration
+
+	// The seam of ensembles whose members do not share this process's
+	// network (internal/netns runs each member in a network namespace of
+	// its own). All three are unset for the loopback ensemble.
+
+	// Hosts, when set, holds the address of each member (by index): the
+	// member binds its client, quorum and election ports there, and the
+	// others reach it there. Default: 127.0.0.1 for every member.
+	Hosts []string
+	// Wrap, when set, is given the command line of member i's JVM (the
+	// java executable first) and returns the one to run instead, say the
+	// same command behind `ip netns exec <namespace>`. The wrapper must
+	// exec the JVM in the process it was started as (ip netns exec and
+	// nsenter do), so that the member keeps its process group and the
+	// parent-death signal.
+	Wrap func(i int, argv []string) []string
+	// Dial, when set, is how this process reaches the members' client
+	// ports for the four-letter words it polls with (srvr, mntr); default
+	// a plain dial.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // DefaultConfig returns the configuration the tests use: three members,
@@ -98,6 +120,9 @@ func (c Config) withDefaults() Config {
 	if c.BaseDir == "" {
 		c.BaseDir = os.TempDir()
 	}
+	if c.Dial == nil {
+		c.Dial = (&net.Dialer{}).DialContext
+	}
 	if c.StartTimeout <= 0 {
 		c.StartTimeout = 60 * time.Second
 	}
@@ -113,7 +138,7 @@ func (c Config) zooCfg(m *member, all []*member) string {
 	fmt.Fprintf(&b, "syncLimit=%d\n", c.SyncLimit)
 	fmt.Fprintf(&b, "dataDir=%s\n", filepath.Join(m.dir, "data"))
 	fmt.Fprintf(&b, "clientPort=%d\n", m.clientPort)
-	b.WriteString("clientPortAddress=127.0.0.1\n")
+	fmt.Fprintf(&b, "clientPortAddress=%s\n", m.host)
 	fmt.Fprintf(&b, "maxSessionTimeout=%d\n", c.MaxSessionTimeout.Milliseconds())
 	// The benchmark opens one session per contender from one address.
 	b.WriteString("maxClientCnxns=0\n")
@@ -125,7 +150,7 @@ func (c Config) zooCfg(m *member, all []*member) string {
 		if via, ok := m.via[o.id]; ok {
 			quorum, election = via[0], via[1] // the proxies of the way m→o
 		}
-		fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", o.id, quorum, election)
+		fmt.Fprintf(&b, "server.%d=%s:%d:%d\n", o.id, o.host, quorum, election)
 	}
 	return b.String()
 }

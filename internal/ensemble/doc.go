@@ -14,6 +14,11 @@
 // parent-death signal, so no ZooKeeper outlives the process that started
 // it, even when a test panics or the test binary is killed.
 //
+// Config.Hosts, Config.Wrap and Config.Dial are the seam of ensembles
+// whose members live in networks of their own: internal/netns gives each
+// member a network namespace (Wrap runs the JVM behind ip netns exec, Hosts
+// are the members' addresses there, Dial reaches them from this process).
+//
 // When no installation can be found, Start fails with an error that wraps
 // ErrNoZooKeeper and says how to get one.
 //

@@ -84,9 +84,22 @@ func start(ctx context.Context, cfg Config, inst installation) (*Ensemble, error
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	switch {
+	case cfg.Hosts != nil && len(cfg.Hosts) != cfg.Size:
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("ensemble: %d hosts for %d members", len(cfg.Hosts), cfg.Size)
+	case cfg.Hosts != nil && cfg.ProxiedLinks:
+		os.RemoveAll(dir)
+		return nil, errors.New("ensemble: ProxiedLinks relays on the loopback interface; it does not go with Hosts")
+	}
 	for i := range cfg.Size {
+		host := "127.0.0.1"
+		if cfg.Hosts != nil {
+			host = cfg.Hosts[i]
+		}
 		e.members = append(e.members, &member{
 			id:           i + 1,
+			host:         host,
 			dir:          filepath.Join(dir, fmt.Sprintf("member-%d", i+1)),
 			clientPort:   ports[3*i],
 			quorumPort:   ports[3*i+1],
@@ -112,7 +125,7 @@ func start(ctx context.Context, cfg Config, inst installation) (*Ensemble, error
 		e.Close()
 		return nil, err
 	}
-	st, err := ServerStatus(e.members[0].addr())
+	st, err := e.status(e.members[0])
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -191,7 +204,7 @@ func (e *Ensemble) waitServing(ctx context.Context, launched []*member, portsNew
 				continue // stopped or killed on purpose
 			default:
 			}
-			st, err := ServerStatus(m.addr())
+			st, err := e.status(m)
 			switch {
 			case err != nil:
 				notReady, lastErr = m, err
@@ -307,7 +320,7 @@ func (e *Ensemble) Running(i int) bool { return e.PID(i) != 0 }
 func (e *Ensemble) Leader() (int, error) {
 	var errs []error
 	for i, m := range e.members {
-		st, err := ServerStatus(m.addr())
+		st, err := e.status(m)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -324,7 +337,20 @@ func (e *Ensemble) Mntr(i int) (Metrics, error) {
 	if err := e.check(i); err != nil {
 		return nil, err
 	}
-	return MntrAt(e.members[i].addr())
+	out, err := fourLetter(e.cfg.Dial, e.members[i].addr(), "mntr")
+	if err != nil {
+		return nil, err
+	}
+	return ParseMntr(out), nil
+}
+
+// status asks member m for srvr, through Config.Dial.
+func (e *Ensemble) status(m *member) (Status, error) {
+	out, err := fourLetter(e.cfg.Dial, m.addr(), "srvr")
+	if err != nil {
+		return Status{}, err
+	}
+	return parseSrvr(out)
 }
 
 func (e *Ensemble) check(i int) error {

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -17,8 +18,15 @@ const FourLetterTimeout = 3 * time.Second
 // server at addr and returns its whole answer. It blocks until the server
 // closes the connection or FourLetterTimeout passes.
 func FourLetter(addr, cmd string) (string, error) {
+	return fourLetter((&net.Dialer{}).DialContext, addr, cmd)
+}
+
+// fourLetter is FourLetter through dial (Config.Dial).
+func fourLetter(dial func(ctx context.Context, network, addr string) (net.Conn, error), addr, cmd string) (string, error) {
 	deadline := time.Now().Add(FourLetterTimeout)
-	c, err := net.DialTimeout("tcp", addr, FourLetterTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	c, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("ensemble: %s %s: %w", cmd, addr, err)
 	}

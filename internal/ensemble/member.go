@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 type member struct {
 	id                                   int // ZooKeeper's myid, index+1
 	dir                                  string
+	host                                 string // the address it binds (Config.Hosts)
 	clientPort, quorumPort, electionPort int
 	// via holds, with ProxiedLinks, the ports by which this member reaches
 	// each other member (by id): the proxies of its quorum and election
@@ -34,7 +36,7 @@ type process struct {
 	err  error         // Wait's result, valid once done is closed
 }
 
-func (m *member) addr() string    { return "127.0.0.1:" + strconv.Itoa(m.clientPort) }
+func (m *member) addr() string    { return net.JoinHostPort(m.host, strconv.Itoa(m.clientPort)) }
 func (m *member) logFile() string { return filepath.Join(m.dir, "server.log") }
 func (m *member) outFile() string { return filepath.Join(m.dir, "jvm.out") }
 
@@ -104,7 +106,11 @@ func (m *member) launch(cfg Config, inst installation, marker string) error {
 		return fmt.Errorf("ensemble: %w", err)
 	}
 	defer out.Close() // the child has its own descriptor
-	cmd := exec.Command(inst.java, m.javaArgs(cfg, inst, marker)...)
+	argv := append([]string{inst.java}, m.javaArgs(cfg, inst, marker)...)
+	if cfg.Wrap != nil {
+		argv = cfg.Wrap(m.id-1, argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = m.dir
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = out, out

@@ -42,7 +42,11 @@
 // TestEnsembleDown, TestOutageCleanup, TestSoak) need the local ensemble
 // that internal/zktest starts for this test binary, and skip when
 // ZK_SERVERS points elsewhere; the others run against ZK_SERVERS too.
-// TestSoak brings each of its faults once by default; for a long soak
+// The tests named TestNetns... re-run scenarios with members and clients
+// in network namespaces of their own, cut by the kernel (internal/netns);
+// they skip where namespaces can not be made (not root, no ip or nft),
+// and run once, for the sequential lock, unless -netns.runs and
+// -netns.variants ask for more. TestSoak brings each of its faults once by default; for a long soak
 // (the package must come before the flag):
 //
 //	go test ./internal/faulttest -run Soak -soak=10m -v

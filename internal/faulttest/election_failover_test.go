@@ -74,12 +74,23 @@ type failoverRun struct {
 
 	f    *client // the follower
 	fres <-chan locktest.LockResult
+
+	// opts, when set, are the client options of the client named name
+	// (the namespace re-run's servers and dialers).
+	opts func(name string) []clientOpt
+}
+
+func (r *failoverRun) clientOpts(name string) []clientOpt {
+	if r.opts == nil {
+		return nil
+	}
+	return r.opts(name)
 }
 
 // queue starts the follower's campaign and waits until its node is in
 // the queue behind the leader's.
 func (r *failoverRun) queue() {
-	r.f = newClient(r.t, r.tp, r.v, r.path, "follower")
+	r.f = newClient(r.t, r.tp, r.v, r.path, "follower", r.clientOpts("follower")...)
 	r.fres = lockAsync(r.ctx, r.f)
 	waitQueued(r.t, r.admin, r.f)
 }
@@ -216,8 +227,15 @@ func loseChild(r *failoverRun, freeze bool) {
 // losePartitioned: the leader's client is cut off; nothing arrives,
 // nothing leaves.
 func losePartitioned(r *failoverRun) {
+	losePartitionedBy(r, []clientOpt{withCutter()},
+		func(l *client) { l.cut.Silence() }, func(l *client) { l.cut.Heal() })
+}
+
+// losePartitionedBy is losePartitioned with the leader's client made
+// with opts, cut off by cut and healed by heal.
+func losePartitionedBy(r *failoverRun, opts []clientOpt, cut, heal func(l *client)) {
 	t := r.t
-	l := newClient(t, r.tp, r.v, r.path, "leader", withTimeout(r.st), withCutter())
+	l := newClient(t, r.tp, r.v, r.path, "leader", append([]clientOpt{withTimeout(r.st)}, opts...)...)
 	if err := l.l.Lock(l.ctx(r.ctx)); err != nil {
 		t.Fatalf("leader: Campaign: %v", err)
 	}
@@ -231,7 +249,7 @@ func losePartitioned(r *failoverRun) {
 		t.Fatal(err)
 	}
 	faultAt := r.tp.now()
-	l.cut.Silence()
+	cut(l)
 	elected, fh := r.elected()
 	var lDone time.Duration
 	select {
@@ -243,7 +261,7 @@ func losePartitioned(r *failoverRun) {
 		t.Errorf("leader: Done closed %v after the follower led; want before", lDone-elected)
 	}
 	// Healed, the old leader finds its session gone and its term over.
-	l.cut.Heal()
+	heal(l)
 	waitSessionEnded(t, l, sid, 20*time.Second)
 	r.tp.leave(lh, lDone)
 	if err := l.l.Unlock(l.ctx(r.ctx)); !errors.Is(err, zklocks.ErrLockLost) && !errors.Is(err, zklocks.ErrNotLocked) {

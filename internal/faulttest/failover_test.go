@@ -20,7 +20,8 @@ type workload struct {
 	path    string
 	clients []*client
 	cy      *cycler
-	servers []string // the ensemble the clients use; nil: the test ensemble
+	servers []string  // the ensemble the clients use; nil: the test ensemble
+	dial    zk.Dialer // how the clients dial; nil: from this process
 }
 
 // startWorkloads starts n contenders per variant, each variant on a path
@@ -28,12 +29,22 @@ type workload struct {
 // ensemble).
 func startWorkloads(t *testing.T, tp *tape, n int, hold time.Duration, servers ...string) []*workload {
 	t.Helper()
+	return startWorkloadsVia(t, tp, n, hold, nil, servers...)
+}
+
+// startWorkloadsVia is startWorkloads for clients that dial with dial
+// (say, from a network namespace: netnsEnv).
+func startWorkloadsVia(t *testing.T, tp *tape, n int, hold time.Duration, dial zk.Dialer, servers ...string) []*workload {
+	t.Helper()
 	var ws []*workload
 	for _, v := range withRungs() {
-		w := &workload{v: v, path: zktest.LockPath(t), servers: servers}
+		w := &workload{v: v, path: zktest.LockPath(t), servers: servers, dial: dial}
 		var opts []clientOpt
 		if servers != nil {
 			opts = append(opts, withServers(servers...))
+		}
+		if dial != nil {
+			opts = append(opts, withDialer(dial))
 		}
 		for i := range n {
 			w.clients = append(w.clients, newClient(t, tp, v, w.path, fmt.Sprintf("%s-%02d", v.name, i), opts...))
@@ -99,7 +110,11 @@ func finish(t *testing.T, tp *tape, ws []*workload, fault string, recovered map[
 	if len(ws) > 0 && ws[0].servers != nil {
 		servers = ws[0].servers
 	}
-	admin := zktest.Connect(t, zktest.WithServers(leaderOf(servers)))
+	var dial zk.Dialer
+	if len(ws) > 0 {
+		dial = ws[0].dial
+	}
+	admin := zktest.Connect(t, zktest.WithServers(leaderOf(servers)), zktest.WithDialer(dial))
 	for _, w := range ws {
 		w.cy.stop()
 	}

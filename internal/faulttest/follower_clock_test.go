@@ -31,23 +31,25 @@ import (
 func TestHolderOnFollowerCutRightAfterItsSync(t *testing.T) {
 	const fastTick = 100 * time.Millisecond
 	e := zktest.PrivateEnsemble(t, func(c *ensemble.Config) { c.ProxiedLinks, c.TickTime = true, fastTick })
+	env := relayEnv(e)
 	for _, ticks := range []int{20, 30} {
 		st := time.Duration(ticks) * fastTick
 		t.Run(fmt.Sprintf("%d-ticks", ticks), func(t *testing.T) {
 			forEachVariantInTurn(t, func(t *testing.T, v *variant) {
-				testCutRightAfterSync(t, e, v, st)
+				testCutRightAfterSync(t, env, v, ticks, st)
 			})
 		})
 	}
 }
 
-func testCutRightAfterSync(t *testing.T, e *ensemble.Ensemble, v *variant, st time.Duration) {
+func testCutRightAfterSync(t *testing.T, env cutEnv, v *variant, ticks int, st time.Duration) {
 	ctx := testCtx(t, 90*time.Second)
+	e := env.e
 	leader, rest := leaderAndRest(t, e)
 	follower, others := rest[0], []int{leader, rest[1]}
 	majority := addrs(e, others)
 
-	wire := zktest.NewWire(t)
+	wire := zktest.NewWireOver(t, env.dialer(t, "holder"))
 	synced := make(chan struct{}, 1)
 	wire.OnReply(func(r *zktest.Reply) zktest.Verdict {
 		if r.Request.Op == zktest.OpSync && r.Err == 0 {
@@ -60,9 +62,9 @@ func testCutRightAfterSync(t *testing.T, e *ensemble.Ensemble, v *variant, st ti
 	})
 	tp := newTape()
 	path := zktest.LockPath(t)
-	admin := zktest.Connect(t, zktest.WithServers(majority))
+	admin := zktest.Connect(t, zktest.WithServers(majority), zktest.WithDialer(env.dialer(t, "admin")))
 	h := newClient(t, tp, v, path, "holder", withTimeout(st), withServers(e.Servers()[follower]), withDialer(wire.Dialer()))
-	w := newClient(t, tp, v, path, "waiter", withServers(majority...))
+	w := newClient(t, tp, v, path, "waiter", withServers(majority...), withDialer(env.dialer(t, "waiter")))
 
 	if err := h.l.Lock(h.ctx(ctx)); err != nil {
 		t.Fatalf("holder: Lock: %v", err)
@@ -105,6 +107,9 @@ func testCutRightAfterSync(t *testing.T, e *ensemble.Ensemble, v *variant, st ti
 	}
 	t.Logf("%s, session %v: Done %v after the cut, the waiter held %v after it: margin %v",
 		v.name, st, (hDone - cutAt).Round(time.Millisecond), (wEnter - cutAt).Round(time.Millisecond),
+		(wEnter - hDone).Round(time.Millisecond))
+	t.Logf("CUTREPORT fault=follower-cut-after-sync harness=%s ticks=%d variant=%s done=%v waiter=%v margin=%v",
+		env.harness, ticks, v.name, (hDone - cutAt).Round(time.Millisecond), (wEnter - cutAt).Round(time.Millisecond),
 		(wEnter - hDone).Round(time.Millisecond))
 	if hDone > wEnter {
 		t.Errorf("holder: Done closed %v after the cut, %v after the waiter took the lock; want before",

@@ -2,9 +2,11 @@ package faulttest
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"testing"
 
+	"github.com/zklocks/zklocks/internal/netns"
 	"github.com/zklocks/zklocks/internal/zktest"
 )
 
@@ -23,6 +25,11 @@ func TestMain(m *testing.M) {
 	// The pause test re-executes this binary as the holder it freezes.
 	if os.Getenv(childEnv) != "" {
 		os.Exit(childMain())
+	}
+	// The namespaces a killed run of the TestNetns tests left behind
+	// (its JVMs died with it: the parent-death signal).
+	if removed, err := netns.Sweep(); len(removed) > 0 || err != nil {
+		fmt.Fprintf(os.Stderr, "faulttest: swept %d namespace(s) of dead runs: %v (errors: %v)\n", len(removed), removed, err)
 	}
 	zktest.Main(m)
 }

@@ -169,7 +169,12 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 	if shared {
 		run = forEachVariantInTurn
 	}
-	run(t, func(t *testing.T, v *variant) {
+	run(t, func(t *testing.T, v *variant) { testCutHolderVariant(t, fault, v, setup) })
+}
+
+// testCutHolderVariant is testCutHolder's run of one variant.
+func testCutHolderVariant(t *testing.T, fault string, v *variant, setup func(t *testing.T) isolation) {
+	{
 		ctx := testCtx(t, 60*time.Second)
 		tp := newTape()
 		path := zktest.LockPath(t)
@@ -289,7 +294,7 @@ func testCutHolder(t *testing.T, fault string, shared bool, setup func(t *testin
 				fmt.Sprintf("late_unlock=%q", errText(uerr)),
 				"late_write=rejected",
 			}}.log(t)
-	})
+	}
 }
 
 func errText(err error) string {

@@ -69,7 +69,7 @@ var troubleRE = regexp.MustCompile(`Exception|ERROR|Getting a (diff|snapshot)|TR
 // leader with the largest id won every election its followers started,
 // and this restarted that member until another led; see
 // ensemble.Partition.)
-func leaderAndRest(t *testing.T, e *ensemble.Ensemble) (int, []int) {
+func leaderAndRest(t *testing.T, e faultEnsemble) (int, []int) {
 	t.Helper()
 	if err := e.WaitServing(testCtx(t, 30*time.Second)); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func leaderAndRest(t *testing.T, e *ensemble.Ensemble) (int, []int) {
 	return leader, rest
 }
 
-func addrs(e *ensemble.Ensemble, members []int) []string {
+func addrs(e faultEnsemble, members []int) []string {
 	var out []string
 	for _, i := range members {
 		out = append(out, e.Servers()[i])
@@ -96,7 +96,7 @@ func addrs(e *ensemble.Ensemble, members []int) []string {
 }
 
 // heal ends every link fault and waits until all members serve again.
-func heal(t *testing.T, e *ensemble.Ensemble) {
+func heal(t *testing.T, e faultEnsemble) {
 	t.Helper()
 	if err := e.Heal(); err != nil {
 		t.Fatal(err)
@@ -129,6 +129,13 @@ func TestIsolatedMemberWithItsHolder(t *testing.T) {
 // holder talks to the leader (leads) or a follower only, and cut cuts that
 // member off from the other two.
 func isolateHoldersMember(e *ensemble.Ensemble, leads bool, cut func(groups ...[]int) error) func(t *testing.T) isolation {
+	return isolateHoldersMemberIn(relayEnv(e), leads, cut)
+}
+
+// isolateHoldersMemberIn is isolateHoldersMember in env: its clients dial
+// as env says (from namespaces of their own, in netnsEnv).
+func isolateHoldersMemberIn(env cutEnv, leads bool, cut func(groups ...[]int) error) func(t *testing.T) isolation {
+	e := env.e
 	return func(t *testing.T) isolation {
 		leader, rest := leaderAndRest(t, e)
 		member, others, lag := leader, rest, time.Duration(0)
@@ -137,9 +144,9 @@ func isolateHoldersMember(e *ensemble.Ensemble, leads bool, cut func(groups ...[
 		}
 		majority := addrs(e, others)
 		return isolation{
-			holder: []clientOpt{withTimeout(expiryTimeout), withServers(e.Servers()[member])},
-			waiter: []clientOpt{withServers(majority...)},
-			admin:  zktest.Connect(t, zktest.WithServers(majority)),
+			holder: []clientOpt{withTimeout(expiryTimeout), withServers(e.Servers()[member]), withDialer(env.dialer(t, "holder"))},
+			waiter: []clientOpt{withServers(majority...), withDialer(env.dialer(t, "waiter"))},
+			admin:  zktest.Connect(t, zktest.WithServers(majority), zktest.WithDialer(env.dialer(t, "admin"))),
 			cut: func(t *testing.T, _ *client) {
 				t.Cleanup(func() { _ = e.Heal() }) // should the test stop before it heals
 				if err := cut([]int{member}, others); err != nil {
@@ -229,7 +236,7 @@ func TestIsolatedMember(t *testing.T) {
 // syncedThenCut heals the ensemble, waits until every member serves
 // (so that no follower is in the middle of a sync), and cuts member i off
 // from the other two.
-func syncedThenCut(t *testing.T, e *ensemble.Ensemble, i int) {
+func syncedThenCut(t *testing.T, e loudEnsemble, i int) {
 	t.Helper()
 	if err := e.Heal(); err != nil {
 		t.Fatal(err)
@@ -251,8 +258,14 @@ func syncedThenCut(t *testing.T, e *ensemble.Ensemble, i int) {
 // left.
 func TestRandomHalves(t *testing.T) {
 	e := proxiedEnsemble(t)
+	testRandomHalves(t, e, nil, "random-halves")
+}
+
+// testRandomHalves is TestRandomHalves on e, its contenders dialing with
+// dial (nil: from this process).
+func testRandomHalves(t *testing.T, e loudEnsemble, dial zk.Dialer, fault string) {
 	tp := newTape()
-	ws := startWorkloads(t, tp, 3, 5*time.Millisecond, e.Servers()...)
+	ws := startWorkloadsVia(t, tp, 3, 5*time.Millisecond, dial, e.Servers()...)
 	recoverAfter(t, tp, ws, 0, 20*time.Second)
 	sd := *seed
 	if sd == 0 {
@@ -279,10 +292,10 @@ func TestRandomHalves(t *testing.T) {
 	}
 	heal(t, e)
 	healed := tp.now()
-	requireWrites(t, e)
+	requireWritesVia(t, e, dial)
 	after := recoverAfter(t, tp, ws, healed, 60*time.Second)
 	waitAll(t, ws, healed, 60*time.Second)
-	finish(t, tp, ws, "random-halves", after, func(w *workload) []string {
+	finish(t, tp, ws, fault, after, func(w *workload) []string {
 		return []string{fmt.Sprintf("cuts=%d contenders=%d unlock_errors=%d", cuts, len(w.clients), w.cy.unlockErrors())}
 	})
 }
@@ -466,10 +479,14 @@ func pace(tp *tape, path string, from, to time.Duration) pacing {
 // requireWrites fails the test, naming every member's mode, unless a
 // write through each member succeeds within 30s: the ensemble itself has
 // recovered, whatever the locks do next.
-func requireWrites(t *testing.T, e *ensemble.Ensemble) {
+func requireWrites(t *testing.T, e faultEnsemble) { requireWritesVia(t, e, nil) }
+
+// requireWritesVia is requireWrites for a test whose clients dial with
+// dial.
+func requireWritesVia(t *testing.T, e faultEnsemble, dial zk.Dialer) {
 	t.Helper()
 	for i, addr := range e.Servers() {
-		conn := zktest.Connect(t, zktest.WithServers([]string{addr}))
+		conn := zktest.Connect(t, zktest.WithServers([]string{addr}), zktest.WithDialer(dial))
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			_, err := conn.Create("/write-probe-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))

@@ -97,6 +97,7 @@ const (
 // on that connection (a test may want that; most rules should not). The
 // zero value is not usable; use NewWire.
 type Wire struct {
+	base      zk.Dialer // how it dials; net.DialTimeout when nil
 	mu        sync.Mutex
 	onRequest func(Request) Verdict
 	onReply   func(*Reply) Verdict
@@ -111,6 +112,15 @@ type Wire struct {
 func NewWire(t testing.TB) *Wire {
 	w := &Wire{conns: map[*wireConn]struct{}{}}
 	t.Cleanup(w.close)
+	return w
+}
+
+// NewWireOver is NewWire for a client whose connections base dials (say,
+// from a network namespace of its own, internal/netns): the Wire reads
+// and judges the frames on them as on its own.
+func NewWireOver(t testing.TB, base zk.Dialer) *Wire {
+	w := NewWire(t)
+	w.base = base
 	return w
 }
 
@@ -185,7 +195,11 @@ func (w *Wire) dial(network, addr string, timeout time.Duration) (net.Conn, erro
 	if gate != nil {
 		<-gate
 	}
-	nc, err := net.DialTimeout(network, addr, timeout)
+	base := w.base
+	if base == nil {
+		base = net.DialTimeout
+	}
+	nc, err := base(network, addr, timeout)
 	if err != nil {
 		return nil, err
 	}
