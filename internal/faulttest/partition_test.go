@@ -150,10 +150,15 @@ type isolation struct {
 	admin          *zk.Conn    // a session on the waiter's side
 	cut, heal      func(t *testing.T, h *client)
 	// touchLag is how much earlier than the holder's last request the
-	// servers may date their last sign of its session: a follower tells
-	// the leader of the sessions it heard from with its own pings, every
-	// half tick, so a holder on a cut follower can be expired up to that
-	// much sooner.
+	// servers may date their last sign of its session. A follower tells
+	// the leader of the sessions it heard from in its answers to the
+	// leader's pings, every half tick, and only then does the leader touch
+	// them (LearnerSessionTracker's touch table, sent and cleared with each
+	// ping; Leader.lead pings every half tick). A cut right after the
+	// holder's last request can come before the ping that would carry it:
+	// the leader's last touch is then the ping that carried the request
+	// before it, which the session's keeper sends at most an eighth of a
+	// session timeout earlier (internal/liveness), plus that half tick.
 	touchLag time.Duration
 	// electing: the fault makes the ensemble elect a leader before the
 	// waiter can hold, which can take many seconds here (see

@@ -140,7 +140,7 @@ func isolateHoldersMemberIn(env cutEnv, leads bool, cut func(groups ...[]int) er
 		leader, rest := leaderAndRest(t, e)
 		member, others, lag := leader, rest, time.Duration(0)
 		if !leads {
-			member, others, lag = rest[0], []int{leader, rest[1]}, tick/2
+			member, others, lag = rest[0], []int{leader, rest[1]}, tick/2+expiryTimeout/8
 		}
 		majority := addrs(e, others)
 		return isolation{
