@@ -1,7 +1,8 @@
 # The two commands of the README's quick start, and a few helpers.
-#   make test   install ZooKeeper (the Curator and kazoo clients, and the
-#               rival servers: redis-server, etcd, postgres) if
-#               missing, then every test (race detector on)
+#   make test   install ZooKeeper (the Curator and kazoo clients, the
+#               rival servers: redis-server, etcd, postgres, Chromium,
+#               ip and nft) if missing, then every test (race detector
+#               on, the fault suite beside it: scripts/test.sh)
 #   make bench  install ZooKeeper (and, where it can, the Curator and kazoo
 #               clients) if missing, then the headline's benchmark:
 #               sequential beside go-zookeeper's Lock, Curator and kazoo,
