@@ -361,8 +361,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// machine falls on every variant alike instead of on one of them. The
 	// peer takes its turn right after sequential.
 	for _, n := range ns {
-		merged := map[string]*bench.Result{}
-		failed := map[string]bool{}
+		cell := newCell()
 		// The peers' driver processes live through the rounds at this N
 		// (bench.DriverPool) and end before the next N's floors.
 		drivers := bench.NewDriverPool()
@@ -388,7 +387,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				}
 				var acquired atomic.Int64
 				prog.start("", &acquired, perRound.acquisitions)
-				if failed[v.Name] {
+				if cell.failed[v.Name] {
 					prog.done()
 					continue
 				}
@@ -400,17 +399,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				})
 				cancel()
 				prog.done()
-				if err == nil && merged[v.Name] != nil {
-					err = merged[v.Name].Merge(res)
-				} else if err == nil {
-					merged[v.Name] = &res
-				}
-				if err != nil {
-					msg := fmt.Sprintf("%s n=%d: %v", v.Name, n, err)
-					prog.println("FAILED " + msg)
+				if msg := cell.add(v.Name, fmt.Sprintf("n=%d", n), res, err, prog); msg != "" {
 					failures = append(failures, msg)
-					failed[v.Name] = true
-					delete(merged, v.Name)
 					if ctx.Err() != nil {
 						prog.finish()
 						drivers.Close()
@@ -425,7 +415,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			failures = append(failures, msg)
 		}
 		for _, v := range variants {
-			if r := merged[v.Name]; r != nil {
+			if r := cell.merged[v.Name]; r != nil {
 				rep.Results = append(rep.Results, *r)
 			}
 		}

@@ -93,14 +93,13 @@ func runManyLocks(ctx context.Context, servers []string, f benchFlags, plan benc
 		Duration: f.pathsDuration, Rounds: plan.manyRounds}
 	var failures []string
 	for _, m := range plan.manyMs {
-		merged := map[string]*bench.Result{}
-		failed := map[string]bool{}
+		cell := newCell()
 		drivers := bench.NewDriverPool()
 		for round := 1; round <= plan.manyRounds && ctx.Err() == nil; round++ {
 			for _, v := range plan.many {
 				var acquired atomic.Int64
 				prog.start("", &acquired, 0)
-				if failed[v.Name] || ctx.Err() != nil {
+				if cell.failed[v.Name] || ctx.Err() != nil {
 					prog.done()
 					continue
 				}
@@ -111,17 +110,8 @@ func runManyLocks(ctx context.Context, servers []string, f benchFlags, plan benc
 				})
 				cancel()
 				prog.done()
-				if err == nil && merged[v.Name] != nil {
-					err = merged[v.Name].Merge(res)
-				} else if err == nil {
-					merged[v.Name] = &res
-				}
-				if err != nil {
-					msg := fmt.Sprintf("%s M=%d paths: %v", v.Name, m, err)
-					prog.println("FAILED " + msg)
+				if msg := cell.add(v.Name, fmt.Sprintf("M=%d paths", m), res, err, prog); msg != "" {
 					failures = append(failures, msg)
-					failed[v.Name] = true
-					delete(merged, v.Name)
 				}
 			}
 		}
@@ -131,7 +121,7 @@ func runManyLocks(ctx context.Context, servers []string, f benchFlags, plan benc
 			failures = append(failures, msg)
 		}
 		for _, v := range plan.many {
-			if r := merged[v.Name]; r != nil {
+			if r := cell.merged[v.Name]; r != nil {
 				rep.ManyLocks = append(rep.ManyLocks, *r)
 			}
 		}
@@ -140,4 +130,34 @@ func runManyLocks(ctx context.Context, servers []string, f benchFlags, plan benc
 		failures = append(failures, "many locks: "+err.Error())
 	}
 	return failures
+}
+
+// cell gathers the rounds of one cell of the grid (one N, or one M),
+// variant by variant: the rounds merged so far, and the variants that
+// failed, which run no more rounds there.
+type cell struct {
+	merged map[string]*bench.Result
+	failed map[string]bool
+}
+
+func newCell() cell { return cell{merged: map[string]*bench.Result{}, failed: map[string]bool{}} }
+
+// add merges a round of variant name into its earlier ones. When the
+// round failed (err), or its result can not be merged, the variant is
+// dropped from the cell, and add says so on prog and returns the message
+// (name, then where, then the error); else it returns "".
+func (c cell) add(name, where string, res bench.Result, err error, prog *progress) string {
+	if err == nil && c.merged[name] != nil {
+		err = c.merged[name].Merge(res)
+	} else if err == nil {
+		c.merged[name] = &res
+	}
+	if err == nil {
+		return ""
+	}
+	msg := fmt.Sprintf("%s %s: %v", name, where, err)
+	prog.println("FAILED " + msg)
+	c.failed[name] = true
+	delete(c.merged, name)
+	return msg
 }
